@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto';
+
+import {
+  type AccountRecord,
+  ALL_ACCESS_SCOPES,
+  type CreateAccountRequest,
+  type CreatedAccount,
+  type UpdateAccountBody,
+} from '@envoi/contracts-accounts';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+
+import { ApiKeysService, FULL_ACCESS_LABEL } from '../api-keys/api-keys.service';
+import { MembersService } from '../members/members.service';
+import { UsersService } from '../users/users.service';
+import {
+  AccountEntity,
+  DEFAULT_MESSAGE_DATA_RETENTION_DAYS,
+  DEFAULT_MESSAGE_METADATA_RETENTION_DAYS,
+} from './account.entity';
+import { toAccountRecord } from './account.mapper';
+import { requireAccount } from './account-lookup';
+import { AccountsException } from './accounts.exception';
+
+type AccountChanges = Partial<
+  Pick<
+    AccountEntity,
+    | 'name'
+    | 'website'
+    | 'about'
+    | 'trackOpens'
+    | 'trackClicks'
+    | 'rejectBadRecipients'
+    | 'rejectMistypedRecipients'
+    | 'messageMetadataRetention'
+    | 'messageDataRetention'
+  >
+>;
+
+/** Only the fields present in the body; absent ones stay as they are. */
+function toAccountChanges(body: UpdateAccountBody): AccountChanges {
+  const changes: AccountChanges = {};
+  if (body.name !== undefined) changes.name = body.name;
+  if (body.website !== undefined) changes.website = body.website;
+  if (body.about !== undefined) changes.about = body.about;
+  if (body.track_opens !== undefined) changes.trackOpens = body.track_opens;
+  if (body.track_clicks !== undefined) changes.trackClicks = body.track_clicks;
+  if (body.reject_bad_recipients !== undefined) {
+    changes.rejectBadRecipients = body.reject_bad_recipients;
+  }
+  if (body.reject_mistyped_recipients !== undefined) {
+    changes.rejectMistypedRecipients = body.reject_mistyped_recipients;
+  }
+  if (body.message_metadata_retention !== undefined) {
+    changes.messageMetadataRetention = body.message_metadata_retention;
+  }
+  if (body.message_data_retention !== undefined) {
+    changes.messageDataRetention = body.message_data_retention;
+  }
+  return changes;
+}
+
+@Injectable()
+export class AccountsService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly users: UsersService,
+    private readonly members: MembersService,
+    private readonly apiKeys: ApiKeysService,
+  ) {}
+
+  /**
+   * Creates an account with its owner (an Administrator member) and a full-access key, in one
+   * transaction. Without `owner_email` the owner is a user with no email address.
+   */
+  create(request: CreateAccountRequest): Promise<CreatedAccount> {
+    return this.dataSource.transaction(async (manager) => {
+      const parentAccountId = request.parent_account_id ?? null;
+      if (
+        parentAccountId !== null &&
+        !(await manager.existsBy(AccountEntity, { id: parentAccountId }))
+      ) {
+        throw AccountsException.parentNotFound();
+      }
+      const owner = request.owner_email
+        ? await this.users.findOrCreateByEmail(manager, request.owner_email, request.owner_name)
+        : await this.users.createWithoutEmail(manager, request.owner_name);
+      const account = manager.create(AccountEntity, {
+        id: randomUUID(),
+        parentAccountId,
+        name: request.name,
+        website: '',
+        about: '',
+        trackOpens: false,
+        trackClicks: false,
+        rejectBadRecipients: false,
+        rejectMistypedRecipients: false,
+        messageMetadataRetention: DEFAULT_MESSAGE_METADATA_RETENTION_DAYS,
+        messageDataRetention: DEFAULT_MESSAGE_DATA_RETENTION_DAYS,
+        ownerId: owner.id,
+      });
+      await manager.insert(AccountEntity, account);
+      await this.members.addInTransaction(manager, account.id, owner.id, 'Administrator');
+      const apiKey = await this.apiKeys.createInTransaction(manager, account.id, {
+        label: FULL_ACCESS_LABEL,
+        scopes: [...ALL_ACCESS_SCOPES],
+        ip_allow_list: [],
+      });
+      return { account: toAccountRecord(account), api_key: apiKey };
+    });
+  }
+
+  async get(accountId: string): Promise<AccountRecord> {
+    return toAccountRecord(await requireAccount(this.dataSource.manager, accountId));
+  }
+
+  /** Applies the provided fields and returns the account as it is after the update. */
+  update(accountId: string, body: UpdateAccountBody): Promise<AccountRecord> {
+    return this.dataSource.transaction(async (manager) => {
+      const changes = toAccountChanges(body);
+      if (Object.keys(changes).length > 0) {
+        const result = await manager.update(AccountEntity, { id: accountId }, changes);
+        if (!result.affected) throw AccountsException.notFound();
+      }
+      return toAccountRecord(await requireAccount(manager, accountId));
+    });
+  }
+}

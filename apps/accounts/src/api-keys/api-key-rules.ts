@@ -1,0 +1,59 @@
+import { formatScope, type ParsedScope, parseScope } from '@envoi/contracts-accounts';
+import { canonicalizeAllowList, IpAllowListError } from '@envoi/shared-net';
+
+import { ApiKeysException } from './api-keys.exception';
+
+/** A scope as stored: canonical text, plus the domain of a `{domain}` scope. */
+export interface CanonicalScope {
+  scope: string;
+  domain: string | null;
+}
+
+/**
+ * Validates and canonicalises requested scopes (platform notes 3.9): each must be in the
+ * catalogue; duplicates (after canonicalisation) are rejected; a domain scope is dropped when the
+ * same action's `:all` is granted too. Order of first appearance is kept.
+ */
+export function canonicalizeScopes(requested: readonly string[]): CanonicalScope[] {
+  const parsed: ParsedScope[] = [];
+  const seen = new Set<string>();
+  for (const raw of requested) {
+    const scope = parseScope(raw);
+    if (!scope) throw ApiKeysException.invalidScope(raw);
+    const canonical = formatScope(scope);
+    if (seen.has(canonical)) throw ApiKeysException.duplicateScope(raw);
+    seen.add(canonical);
+    parsed.push(scope);
+  }
+  const actionsWithAll = new Set(
+    parsed.flatMap((scope) => (scope.kind === 'all' ? [scope.action] : [])),
+  );
+  return parsed
+    .filter((scope) => !(scope.kind === 'domain' && actionsWithAll.has(scope.action)))
+    .map((scope) => ({
+      scope: formatScope(scope),
+      domain: scope.kind === 'domain' ? scope.domain : null,
+    }));
+}
+
+/** Canonical allow list (spec 5.7), or `accounts.invalid_ip_allow_list`. */
+export function canonicalizeIpAllowList(entries: readonly string[]): string[] {
+  try {
+    return canonicalizeAllowList(entries);
+  } catch (error) {
+    if (error instanceof IpAllowListError) throw ApiKeysException.invalidIpAllowList(error.message);
+    throw error;
+  }
+}
+
+/** Scope sets are compared without regard to order. */
+export function sameScopeSet(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  const set = new Set(a);
+  return b.every((scope) => set.has(scope));
+}
+
+/** Allow lists are compared as canonical arrays. */
+export function sameAllowList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((entry, index) => entry === b[index]);
+}

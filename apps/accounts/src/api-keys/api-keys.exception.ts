@@ -1,0 +1,24 @@
+import { AccountsErrorCode } from '@envoi/contracts-accounts';
+import { CodedError } from '@envoi/contracts-core';
+
+/** The API-key errors this service raises, with their one wording. */
+export const ApiKeysException = {
+  notFound: () => new CodedError(AccountsErrorCode.ApiKeyNotFound, 'api key not found'),
+  invalidApiKey: () => new CodedError(AccountsErrorCode.InvalidApiKey, 'invalid API key'),
+  invalidScope: (scope: string) =>
+    new CodedError(AccountsErrorCode.InvalidScope, `invalid scope: ${scope}`),
+  duplicateScope: (scope: string) =>
+    new CodedError(AccountsErrorCode.InvalidScope, `duplicate scope: ${scope}`),
+  invalidIpAllowList: (message: string) =>
+    new CodedError(AccountsErrorCode.InvalidIpAllowList, message),
+  nothingToUpdate: () =>
+    new CodedError(
+      AccountsErrorCode.NothingToUpdate,
+      'at least one field must be provided and differ from the current value',
+    ),
+  selfLockout: () =>
+    new CodedError(
+      AccountsErrorCode.SelfLockout,
+      'the new ip_allow_list would exclude your current IP address',
+    ),
+} as const;

@@ -1,0 +1,32 @@
+import { type AccountsTestApp, startAccountsService } from './accounts-test-app';
+import { accountsSuite } from './suites/accounts.suite';
+import { apiKeyAuthSuite } from './suites/api-key-auth.suite';
+import { apiKeysSuite } from './suites/api-keys.suite';
+import { membersSuite } from './suites/members.suite';
+
+/**
+ * One instance of the service for every suite: instances share the `accounts` queue group, and
+ * one closing while another suite still runs would drop the requests routed to it (the test
+ * harness does not shut the NATS server down gracefully). Every test creates its own accounts.
+ */
+describe('accounts service', () => {
+  let app: AccountsTestApp | undefined;
+
+  beforeAll(async () => {
+    app = await startAccountsService();
+  });
+
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  const getApp = (): AccountsTestApp => {
+    if (!app) throw new Error('the accounts service did not start');
+    return app;
+  };
+
+  accountsSuite(getApp);
+  membersSuite(getApp);
+  apiKeysSuite(getApp);
+  apiKeyAuthSuite(getApp);
+});

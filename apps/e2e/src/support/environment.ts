@@ -1,0 +1,21 @@
+/** What the global setup hands to every spec, through the environment of the jest workers. */
+export interface E2eEnvironment {
+  baseUrl: string;
+  natsUrl: string;
+  caFile: string;
+  httpsPort: number;
+  /** The client IP a trusted proxy may vouch for with X-Forwarded-For. */
+  trustedProxyIp: string;
+}
+
+const VARIABLE = 'ENVOI_E2E_ENVIRONMENT';
+
+export function exportE2eEnvironment(environment: E2eEnvironment): void {
+  process.env[VARIABLE] = JSON.stringify(environment);
+}
+
+export function e2eEnvironment(): E2eEnvironment {
+  const raw = process.env[VARIABLE];
+  if (!raw) throw new Error('the e2e global setup did not run');
+  return JSON.parse(raw) as E2eEnvironment;
+}

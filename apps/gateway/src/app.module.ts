@@ -1,0 +1,44 @@
+import { NatsModule } from '@envoi/shared-nats';
+import type { Logger } from '@envoi/shared-observability';
+import { type DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+
+import { ApiKeyVerifier } from './auth/api-key-verifier.service';
+import { Authenticator } from './auth/authenticator.service';
+import { KeyUsageRecorder } from './auth/key-usage-recorder.service';
+import { ScopesGuard } from './auth/scopes.guard';
+import { HttpErrorsFilter } from './errors/http-errors.filter';
+import { GatewayConfig } from './gateway.config';
+import { LOGGER } from './logger.provider';
+import { CursorCodec } from './pagination/cursor-codec';
+import { AccountsController } from './v2/accounts.controller';
+import { ApiKeysController } from './v2/api-keys.controller';
+import { MembersController } from './v2/members.controller';
+import { PingController } from './v2/ping.controller';
+
+@Module({})
+export class AppModule {
+  static register(config: GatewayConfig, logger: Logger): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        NatsModule.forRoot({
+          servers: config.natsServers(),
+          name: 'gateway',
+          rpcTimeoutMs: config.RPC_TIMEOUT_MS,
+        }),
+      ],
+      controllers: [PingController, AccountsController, MembersController, ApiKeysController],
+      providers: [
+        { provide: GatewayConfig, useValue: config },
+        { provide: LOGGER, useValue: logger },
+        { provide: CursorCodec, useValue: new CursorCodec(config.CURSOR_SECRET) },
+        ApiKeyVerifier,
+        KeyUsageRecorder,
+        Authenticator,
+        { provide: APP_GUARD, useClass: ScopesGuard },
+        { provide: APP_FILTER, useFactory: () => new HttpErrorsFilter(logger) },
+      ],
+    };
+  }
+}

@@ -1,0 +1,70 @@
+import { isIpAllowed } from '@envoi/shared-net';
+import { Injectable } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+
+import { ApiError, AUTH_MESSAGES } from '../errors/api-error';
+import { API_KEY_PATTERN, bearerToken } from './api-key-secret';
+import { ApiKeyVerifier } from './api-key-verifier.service';
+import { KeyUsageRecorder } from './key-usage-recorder.service';
+import type { Principal } from './principal';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Fastify route config flag for routes reachable without credentials. */
+export interface EdgeRouteConfig {
+  public?: boolean;
+}
+
+function unauthorized(v1: boolean, message: string): ApiError {
+  return new ApiError(401, message, v1 ? {} : { 'www-authenticate': 'Bearer' });
+}
+
+/**
+ * Authenticates every routed request before its body is read: credentials, then the key's IP
+ * allow list, then the account in the path. Runs as a Fastify onRequest hook, so nothing of an
+ * unauthenticated request is parsed and these failures precede idempotency and validation.
+ */
+@Injectable()
+export class Authenticator {
+  constructor(
+    private readonly verifier: ApiKeyVerifier,
+    private readonly usage: KeyUsageRecorder,
+  ) {}
+
+  async onRequest(request: FastifyRequest): Promise<void> {
+    if (request.routeOptions.url === undefined) return; // unknown route: 404 follows
+    if ((request.routeOptions.config as EdgeRouteConfig).public) return;
+    const v1 = request.url.startsWith('/v1/');
+    const principal = await this.verify(request, v1);
+    if (!isIpAllowed(request.ip, principal.ip_allow_list)) {
+      throw new ApiError(403, AUTH_MESSAGES.ipNotAllowed);
+    }
+    this.checkAccountPath(request, principal, v1);
+    this.usage.record(principal.key_id);
+    request.principal = principal;
+  }
+
+  private async verify(request: FastifyRequest, v1: boolean): Promise<Principal> {
+    const header = v1 ? request.headers['x-api-key'] : request.headers.authorization;
+    const secret = v1 ? (typeof header === 'string' ? header.trim() : null) : bearerToken(header);
+    if (!secret) {
+      throw unauthorized(v1, v1 ? AUTH_MESSAGES.v1InvalidCredentials : AUTH_MESSAGES.missingBearer);
+    }
+    const invalid = v1 ? AUTH_MESSAGES.v1InvalidCredentials : AUTH_MESSAGES.invalidKey;
+    if (!API_KEY_PATTERN.test(secret)) throw unauthorized(v1, invalid);
+    const principal = await this.verifier.verify(secret, request.id);
+    if (!principal) throw unauthorized(v1, invalid);
+    return principal;
+  }
+
+  private checkAccountPath(request: FastifyRequest, principal: Principal, v1: boolean): void {
+    const accountId = (request.params as Record<string, string | undefined> | undefined)?.[
+      'account_id'
+    ];
+    if (accountId === undefined) return;
+    if (!UUID.test(accountId)) throw new ApiError(400, 'invalid account_id');
+    if (accountId.toLowerCase() !== principal.account_id) {
+      throw unauthorized(v1, AUTH_MESSAGES.wrongAccount);
+    }
+  }
+}

@@ -1,0 +1,31 @@
+import { AccountsErrorCode } from '@envoi/contracts-accounts';
+import { CommonErrorCode } from '@envoi/contracts-core';
+
+/** Every error code any service can raise. Adding a code without a status fails to compile. */
+export type ServiceErrorCode = CommonErrorCode | AccountsErrorCode;
+
+const STATUS_BY_CODE: { readonly [Code in ServiceErrorCode]: number } = {
+  [CommonErrorCode.ValidationFailed]: 400,
+  [CommonErrorCode.NotFound]: 404,
+  [CommonErrorCode.Unavailable]: 503,
+  [CommonErrorCode.Internal]: 500,
+
+  [AccountsErrorCode.AccountNotFound]: 404,
+  [AccountsErrorCode.AccountSuspended]: 401,
+  [AccountsErrorCode.MemberNotFound]: 404,
+  [AccountsErrorCode.MemberAlreadyExists]: 409,
+  [AccountsErrorCode.OwnerCannotBeRemoved]: 400,
+  [AccountsErrorCode.ApiKeyNotFound]: 404,
+  [AccountsErrorCode.InvalidApiKey]: 401,
+  [AccountsErrorCode.InvalidScope]: 400,
+  [AccountsErrorCode.InvalidIpAllowList]: 400,
+  [AccountsErrorCode.NothingToUpdate]: 400,
+  [AccountsErrorCode.SelfLockout]: 409,
+};
+
+/** The HTTP status of a service error code; unknown codes are internal errors. */
+export function statusForCode(code: string): number {
+  return Object.prototype.hasOwnProperty.call(STATUS_BY_CODE, code)
+    ? STATUS_BY_CODE[code as ServiceErrorCode]
+    : 500;
+}

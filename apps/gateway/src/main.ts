@@ -1,0 +1,61 @@
+import 'reflect-metadata';
+
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { Server as TlsServer } from 'node:tls';
+
+import { loadConfig } from '@envoi/shared-config';
+import { createLogger, NestPinoLogger, READY_MESSAGE } from '@envoi/shared-observability';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+
+import { AppModule } from './app.module';
+import { Authenticator } from './auth/authenticator.service';
+import { GatewayConfig } from './gateway.config';
+import { configureFastify } from './http/configure-fastify';
+import { listenHttpsOnly } from './http/https-only-listener';
+
+async function bootstrap(): Promise<void> {
+  const config = loadConfig(GatewayConfig);
+  const logger = createLogger('gateway', config.LOG_LEVEL);
+  const trustedProxies = config.trustedProxies();
+  const adapter = new FastifyAdapter({
+    https: { key: readFileSync(config.TLS_KEY_FILE), cert: readFileSync(config.TLS_CERT_FILE) },
+    trustProxy: trustedProxies.length > 0 ? trustedProxies : false,
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+    logger: false,
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule.register(config, logger),
+    adapter,
+    {
+      logger: new NestPinoLogger(logger),
+    },
+  );
+  configureFastify(app.getHttpAdapter().getInstance(), app.get(Authenticator), logger);
+  app.enableShutdownHooks();
+  await app.init();
+  await app.getHttpAdapter().getInstance().ready();
+
+  const listener = await listenHttpsOnly(
+    app.getHttpServer() as unknown as TlsServer,
+    config.HTTPS_PORT,
+    config.HTTPS_HOST,
+  );
+  logger.info({ host: config.HTTPS_HOST, port: config.HTTPS_PORT }, READY_MESSAGE);
+
+  const shutdown = (signal: string) => {
+    logger.info({ signal }, 'shutting down');
+    listener.close();
+    void app.close().then(() => process.exit(0));
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+}
+
+bootstrap().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,6 @@
+// Unit tier: fast, no processes. Fakes allowed.
+module.exports = {
+  ...require('./jest.preset.cjs'),
+  displayName: 'unit',
+  testMatch: ['<rootDir>/{apps,libs,tools}/**/*.spec.ts'],
+};

@@ -1,0 +1,13 @@
+export enum AccountsErrorCode {
+  AccountNotFound = 'accounts.account_not_found',
+  AccountSuspended = 'accounts.account_suspended',
+  MemberNotFound = 'accounts.member_not_found',
+  MemberAlreadyExists = 'accounts.member_already_exists',
+  OwnerCannotBeRemoved = 'accounts.owner_cannot_be_removed',
+  ApiKeyNotFound = 'accounts.api_key_not_found',
+  InvalidApiKey = 'accounts.invalid_api_key',
+  InvalidScope = 'accounts.invalid_scope',
+  InvalidIpAllowList = 'accounts.invalid_ip_allow_list',
+  NothingToUpdate = 'accounts.nothing_to_update',
+  SelfLockout = 'accounts.self_lockout',
+}

@@ -1,0 +1,53 @@
+import type { MessageResponse, Page, PlainList } from '@envoi/contracts-core';
+import { eventSubject, requestSubject } from '@envoi/contracts-core';
+
+import type {
+  AccountRecord,
+  ApiKeyRecord,
+  CreatedApiKeyRecord,
+  MemberRecord,
+  VerifiedApiKey,
+} from './records';
+import type {
+  AccountRef,
+  AddMemberRequest,
+  ApiKeyChangedEvent,
+  ApiKeyRef,
+  ApiKeysUsedEvent,
+  CreateAccountRequest,
+  CreateApiKeyRequest,
+  ListApiKeysRequest,
+  RemoveMemberRequest,
+  UpdateAccountRequest,
+  UpdateApiKeyRequest,
+  VerifyApiKeyRequest,
+} from './requests';
+
+export interface CreatedAccount {
+  account: AccountRecord;
+  api_key: CreatedApiKeyRecord;
+}
+
+export const AccountsSubjects = {
+  createAccount: requestSubject<CreateAccountRequest, CreatedAccount>('accounts.account.create.v1'),
+  getAccount: requestSubject<AccountRef, AccountRecord>('accounts.account.get.v1'),
+  updateAccount: requestSubject<UpdateAccountRequest, AccountRecord>('accounts.account.update.v1'),
+
+  listMembers: requestSubject<AccountRef, PlainList<MemberRecord>>('accounts.member.list.v1'),
+  addMember: requestSubject<AddMemberRequest, MemberRecord>('accounts.member.add.v1'),
+  removeMember: requestSubject<RemoveMemberRequest, MessageResponse>('accounts.member.remove.v1'),
+
+  listApiKeys: requestSubject<ListApiKeysRequest, Page<ApiKeyRecord>>('accounts.api-key.list.v1'),
+  createApiKey: requestSubject<CreateApiKeyRequest, CreatedApiKeyRecord>(
+    'accounts.api-key.create.v1',
+  ),
+  getApiKey: requestSubject<ApiKeyRef, ApiKeyRecord>('accounts.api-key.get.v1'),
+  updateApiKey: requestSubject<UpdateApiKeyRequest, ApiKeyRecord>('accounts.api-key.update.v1'),
+  deleteApiKey: requestSubject<ApiKeyRef, MessageResponse>('accounts.api-key.delete.v1'),
+  verifyApiKey: requestSubject<VerifyApiKeyRequest, VerifiedApiKey>('accounts.api-key.verify.v1'),
+
+  /** Broadcast to every gateway replica (no queue group): drop cached verifications of the key. */
+  apiKeyChanged: eventSubject<ApiKeyChangedEvent>('accounts.api-key.changed.v1'),
+  /** Batched last-use times reported by gateways. */
+  apiKeysUsed: eventSubject<ApiKeysUsedEvent>('accounts.api-key.used.v1'),
+} as const;

@@ -1,0 +1,4 @@
+/** The `{message}` body of successful deletes and similar operations. */
+export interface MessageResponse {
+  message: string;
+}

@@ -1,0 +1,36 @@
+import { IsIn, IsOptional, IsString, Matches } from 'class-validator';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** Environment every process reads: the bus and the log level. */
+export class BaseEnv {
+  @IsString()
+  @Matches(/^(nats|tls):\/\/[^,\s]+(,(nats|tls):\/\/[^,\s]+)*$/, {
+    message: 'NATS_URL must be one or more nats:// URLs separated by commas',
+  })
+  NATS_URL!: string;
+
+  @IsOptional()
+  @IsIn(LOG_LEVELS)
+  LOG_LEVEL: (typeof LOG_LEVELS)[number] = 'info';
+
+  /** Multiplies every configured duration; tests compress time with values below 1. */
+  @IsOptional()
+  @Matches(/^[0-9]*\.?[0-9]+$/)
+  TIME_SCALE: string = '1';
+
+  natsServers(): string[] {
+    return this.NATS_URL.split(',');
+  }
+
+  scaled(ms: number): number {
+    return Math.max(1, Math.round(ms * Number(this.TIME_SCALE)));
+  }
+}
+
+/** Environment of a service that owns a PostgreSQL schema. */
+export class ServiceEnv extends BaseEnv {
+  @IsString()
+  @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// URL' })
+  DATABASE_URL!: string;
+}

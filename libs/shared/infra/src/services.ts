@@ -1,0 +1,10 @@
+/** The services `npm start` runs, in start order. `migrations`: owns a schema. */
+export interface PlatformService {
+  name: string;
+  migrations: boolean;
+}
+
+export const PLATFORM_SERVICES: readonly PlatformService[] = [
+  { name: 'accounts', migrations: true },
+  { name: 'gateway', migrations: false },
+];

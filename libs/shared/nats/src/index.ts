@@ -1,0 +1,6 @@
+export * from './broadcast';
+export * from './nats.module';
+export * from './nest-packet';
+export * from './rpc-client';
+export * from './service-bootstrap';
+export * from './service-transport';

@@ -1,0 +1,85 @@
+import { randomUUID } from 'node:crypto';
+
+import type { EventSubject, ReplyOf, RequestOf, RequestSubject } from '@envoi/contracts-core';
+import { CodedError, CommonErrorCode, isRpcErrorBody } from '@envoi/contracts-core';
+import { ErrorCode, headers as natsHeaders, type NatsConnection, NatsError } from 'nats';
+
+import {
+  decodePacket,
+  encodePacket,
+  type NestEventPacket,
+  type NestRequestPacket,
+  type NestResponsePacket,
+} from './nest-packet';
+
+export const REQUEST_ID_HEADER = 'x-request-id';
+
+export interface RequestOptions {
+  timeoutMs?: number;
+  requestId?: string;
+}
+
+/** A coded error returned by a service, or raised for an unreachable one. */
+export class RpcError extends CodedError {}
+
+/**
+ * Typed request/reply and events over NATS. Replies carrying `{code, message}` errors reject with
+ * an RpcError of that code; no responder or a timeout rejects with `common.unavailable`.
+ */
+export class RpcClient {
+  constructor(
+    private readonly connection: NatsConnection,
+    private readonly defaultTimeoutMs = 10_000,
+  ) {}
+
+  async request<S extends RequestSubject<unknown, unknown>>(
+    subject: S,
+    payload: RequestOf<S>,
+    options: RequestOptions = {},
+  ): Promise<ReplyOf<S>> {
+    const packet: NestRequestPacket<RequestOf<S>> = {
+      id: randomUUID(),
+      pattern: subject.name,
+      data: payload,
+    };
+    const headers = natsHeaders();
+    if (options.requestId) headers.set(REQUEST_ID_HEADER, options.requestId);
+    let reply;
+    try {
+      reply = await this.connection.request(subject.name, encodePacket(packet), {
+        timeout: options.timeoutMs ?? this.defaultTimeoutMs,
+        headers,
+      });
+    } catch (error) {
+      throw unavailable(subject.name, error);
+    }
+    const response = decodePacket<NestResponsePacket<ReplyOf<S>>>(reply.data);
+    if (response.err !== undefined && response.err !== null) {
+      if (isRpcErrorBody(response.err)) throw new RpcError(response.err.code, response.err.message);
+      throw new RpcError(CommonErrorCode.Internal, `${subject.name} failed`);
+    }
+    return response.response as ReplyOf<S>;
+  }
+
+  emit<S extends EventSubject<unknown>>(
+    subject: S,
+    event: S extends EventSubject<infer E> ? E : never,
+  ): void {
+    const packet: NestEventPacket<unknown> = { pattern: subject.name, data: event };
+    this.connection.publish(subject.name, encodePacket(packet));
+  }
+}
+
+function unavailable(subject: string, error: unknown): RpcError {
+  if (error instanceof NatsError) {
+    const reasons: Record<string, string> = {
+      [ErrorCode.NoResponders]: 'no responders',
+      [ErrorCode.Timeout]: 'timed out',
+    };
+    return new RpcError(
+      CommonErrorCode.Unavailable,
+      `${subject}: ${reasons[error.code] ?? error.code}`,
+    );
+  }
+  return new RpcError(CommonErrorCode.Unavailable, `${subject}: ${String(error)}`);
+}

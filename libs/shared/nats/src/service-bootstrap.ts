@@ -1,0 +1,64 @@
+import {
+  createLogger,
+  type Logger,
+  NestPinoLogger,
+  READY_MESSAGE,
+} from '@envoi/shared-observability';
+import type { DynamicModule, INestMicroservice, Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+
+import { configureServiceTransport, natsMicroserviceOptions } from './service-transport';
+
+export interface ServiceBootstrapOptions {
+  service: string;
+  module: Type<unknown> | DynamicModule;
+  servers: string[];
+  logger: Logger;
+  /** How long in-flight handlers may take to reply once the service stops taking new requests. */
+  gracePeriodMs: number;
+}
+
+/**
+ * Starts a service as a NATS microservice in its queue group and stops it cleanly on SIGTERM or
+ * SIGINT: it leaves the queue group first, lets in-flight handlers reply, then closes its
+ * resources (the database pool last). enableShutdownHooks() would close resources first.
+ */
+export async function runService(options: ServiceBootstrapOptions): Promise<INestMicroservice> {
+  const { logger } = options;
+  const app = await NestFactory.createMicroservice(options.module, {
+    ...natsMicroserviceOptions(options.service, options.servers, options.gracePeriodMs),
+    logger: new NestPinoLogger(logger),
+  });
+  configureServiceTransport(app, logger);
+
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping');
+    app.close().then(
+      () => {
+        logger.info('stopped');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        logger.error({ err: error }, 'unclean shutdown');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+
+  await app.listen();
+  logger.info(READY_MESSAGE);
+  return app;
+}
+
+/** For a service's main.ts: a start failure is logged and ends the process. */
+export function exitOnStartFailure(service: string) {
+  return (error: unknown): never => {
+    createLogger(service).fatal({ err: error }, `${service} failed to start`);
+    process.exit(1);
+  };
+}

@@ -1,0 +1,103 @@
+import type { RpcErrorBody } from '@envoi/contracts-core';
+import {
+  CodedError,
+  CommonErrorCode,
+  formatValidationErrors,
+  isRpcErrorBody,
+} from '@envoi/contracts-core';
+import type { Logger } from '@envoi/shared-observability';
+import {
+  ArgumentsHost,
+  Catch,
+  type ExceptionFilter,
+  type INestMicroservice,
+  type PipeTransform,
+  ValidationPipe,
+} from '@nestjs/common';
+import { type NatsOptions, RpcException, Transport } from '@nestjs/microservices';
+import { throwError } from 'rxjs';
+
+/**
+ * Every replica of a service joins one queue group named after the service. On close it leaves
+ * the group first and gives in-flight handlers `gracePeriodMs` to reply.
+ */
+export function natsMicroserviceOptions(
+  service: string,
+  servers: string[],
+  gracePeriodMs = 3_000,
+): NatsOptions {
+  return {
+    transport: Transport.NATS,
+    options: {
+      servers,
+      queue: service,
+      name: service,
+      maxReconnectAttempts: -1,
+      gracefulShutdown: true,
+      gracePeriod: gracePeriodMs,
+    },
+  };
+}
+
+/** Validates bus payloads against their contract classes; a failure is `common.validation_failed`. */
+export function rpcValidationPipe(): PipeTransform {
+  return new ValidationPipe({
+    transform: true,
+    whitelist: true,
+    forbidUnknownValues: true,
+    exceptionFactory: (errors) =>
+      new CodedError(CommonErrorCode.ValidationFailed, formatValidationErrors(errors).join('; ')),
+  });
+}
+
+const CONNECTION_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  '57P01',
+  '57P03',
+]);
+
+/** True for errors that mean "a dependency is down", answered as retryable 503s. */
+export function isUnavailableError(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && CONNECTION_ERROR_CODES.has(code)) return true;
+  const message = (error as { message?: unknown }).message;
+  return (
+    typeof message === 'string' &&
+    /Connection terminated|connection timeout|timeout exceeded when trying to connect/i.test(
+      message,
+    )
+  );
+}
+
+/** Turns whatever a handler throws into a `{code, message}` body; internals never leave. */
+@Catch()
+export class RpcErrorFilter implements ExceptionFilter {
+  constructor(private readonly logger: Logger) {}
+
+  catch(exception: unknown, _host: ArgumentsHost) {
+    return throwError(() => this.toBody(exception));
+  }
+
+  private toBody(exception: unknown): RpcErrorBody {
+    if (exception instanceof CodedError) return exception.toBody();
+    if (exception instanceof RpcException) {
+      const error = exception.getError();
+      if (isRpcErrorBody(error)) return { code: error.code, message: error.message };
+    }
+    if (isUnavailableError(exception)) {
+      this.logger.warn({ err: exception }, 'dependency unavailable');
+      return { code: CommonErrorCode.Unavailable, message: 'service temporarily unavailable' };
+    }
+    this.logger.error({ err: exception }, 'unhandled error in message handler');
+    return { code: CommonErrorCode.Internal, message: 'internal server error' };
+  }
+}
+
+/** Installs the pipe and filter every service uses. */
+export function configureServiceTransport(app: INestMicroservice, logger: Logger): void {
+  app.useGlobalPipes(rpcValidationPipe());
+  app.useGlobalFilters(new RpcErrorFilter(logger));
+}

@@ -1,0 +1,89 @@
+import ipaddr from 'ipaddr.js';
+
+export const IP_ALLOW_LIST_MAX = 100;
+
+export class IpAllowListError extends Error {}
+
+type Address = ipaddr.IPv4 | ipaddr.IPv6;
+
+/** IPv4-mapped IPv6 (`::ffff:1.2.3.4`) becomes plain IPv4; everything else is kept. */
+function unmap(address: Address): Address {
+  if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()) {
+    return (address as ipaddr.IPv6).toIPv4Address();
+  }
+  return address;
+}
+
+/** Parses a client address as seen by a socket; null when it is not an IP address. */
+export function parseClientIp(raw: string): Address | null {
+  const trimmed = raw.trim().replace(/^\[|\]$/g, '');
+  const withoutZone = trimmed.split('%')[0];
+  if (!ipaddr.isValid(withoutZone)) return null;
+  return unmap(ipaddr.parse(withoutZone));
+}
+
+/** Canonical textual form of an IP address (IPv4 dotted, IPv6 RFC 5952). */
+export function canonicalIp(raw: string): string | null {
+  return parseClientIp(raw)?.toString() ?? null;
+}
+
+function canonicalEntry(raw: string): string {
+  const entry = raw.trim();
+  let address: Address;
+  let prefix: number;
+  if (entry.includes('/')) {
+    const [addressPart, prefixPart] = entry.split('/');
+    if (!/^[0-9]{1,3}$/.test(prefixPart ?? '') || !ipaddr.isValid(addressPart)) {
+      throw new IpAllowListError(`invalid ip_allow_list entry: ${raw}`);
+    }
+    const parsed = ipaddr.parse(addressPart);
+    prefix = Number(prefixPart);
+    const maxPrefix = parsed.kind() === 'ipv4' ? 32 : 128;
+    if (prefix > maxPrefix) throw new IpAllowListError(`invalid ip_allow_list entry: ${raw}`);
+    address = parsed;
+    if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress() && prefix >= 96) {
+      address = (parsed as ipaddr.IPv6).toIPv4Address();
+      prefix -= 96;
+    }
+  } else {
+    if (!ipaddr.isValid(entry)) throw new IpAllowListError(`invalid ip_allow_list entry: ${raw}`);
+    address = unmap(ipaddr.parse(entry));
+    prefix = address.kind() === 'ipv4' ? 32 : 128;
+  }
+  if (prefix === 0) {
+    throw new IpAllowListError(
+      `ip_allow_list entry ${raw} allows every address and is not permitted`,
+    );
+  }
+  const network =
+    address.kind() === 'ipv4'
+      ? ipaddr.IPv4.networkAddressFromCIDR(`${address.toString()}/${prefix}`)
+      : ipaddr.IPv6.networkAddressFromCIDR(`${address.toString()}/${prefix}`);
+  return `${network.toString()}/${prefix}`;
+}
+
+/**
+ * Canonicalises an allow list (spec 5.7): CIDRs or bare addresses (as /32 or /128), host bits
+ * masked, duplicates removed in first-seen order, allow-all prefixes rejected, at most 100.
+ */
+export function canonicalizeAllowList(entries: readonly string[]): string[] {
+  const seen = new Set<string>();
+  for (const entry of entries) seen.add(canonicalEntry(entry));
+  if (seen.size > IP_ALLOW_LIST_MAX) {
+    throw new IpAllowListError(
+      `ip_allow_list may hold at most ${IP_ALLOW_LIST_MAX} entries after de-duplication, got ${seen.size}`,
+    );
+  }
+  return [...seen];
+}
+
+/** True when the list is empty (unrestricted) or one of its canonical CIDRs covers the IP. */
+export function isIpAllowed(clientIp: string, allowList: readonly string[]): boolean {
+  if (allowList.length === 0) return true;
+  const address = parseClientIp(clientIp);
+  if (!address) return false;
+  return allowList.some((cidr) => {
+    const [network, prefix] = ipaddr.parseCIDR(cidr);
+    return network.kind() === address.kind() && address.match(network, prefix);
+  });
+}

@@ -1,0 +1,3 @@
+export * from './infrastructure-handle';
+export * from './poll-until';
+export * from './service-harness';

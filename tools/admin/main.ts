@@ -1,0 +1,64 @@
+import 'reflect-metadata';
+
+import { parseArgs } from 'node:util';
+
+import { AccountsSubjects } from '@envoi/contracts-accounts';
+import { connectNats, RpcClient } from '@envoi/shared-nats';
+
+import { dataDirectory, readRuntimeInfo } from '../runtime/runtime-files';
+
+const USAGE = `Usage: npm run admin -- accounts create --name NAME [--owner-email EMAIL] [--json]
+
+Creates an account with an API key holding every scope, and prints its id and key.
+Reaches the platform through NATS_URL, or the one \`npm start\` is running.`;
+
+function natsUrl(): string {
+  const fromEnv = process.env['NATS_URL'];
+  if (fromEnv) return fromEnv;
+  const runtime = readRuntimeInfo(dataDirectory());
+  if (runtime) return runtime.nats_url;
+  throw new Error('the platform is not running here: start it with `npm start` or set NATS_URL');
+}
+
+async function createAccount(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      name: { type: 'string' },
+      'owner-email': { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  if (!values.name) throw new UsageError('--name is required');
+  const connection = await connectNats({ servers: natsUrl().split(','), name: 'envoi-admin' });
+  try {
+    const rpc = new RpcClient(connection);
+    const created = await rpc.request(AccountsSubjects.createAccount, {
+      name: values.name,
+      ...(values['owner-email'] ? { owner_email: values['owner-email'] } : {}),
+    });
+    const result = { account_id: created.account.id, api_key: created.api_key.secret_key };
+    if (values.json) console.log(JSON.stringify(result));
+    else
+      console.log(`account ${result.account_id} created\nAPI key (shown once): ${result.api_key}`);
+  } finally {
+    await connection.drain();
+  }
+}
+
+class UsageError extends Error {}
+
+async function main(argv: string[]): Promise<void> {
+  const [group, command, ...rest] = argv;
+  if (group === 'accounts' && command === 'create') return createAccount(rest);
+  throw new UsageError(
+    argv.length === 0 ? 'no command given' : `unknown command: ${argv.join(' ')}`,
+  );
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  const message = error instanceof Error ? error.message : String(error);
+  console.error(error instanceof UsageError ? `${message}\n\n${USAGE}` : `admin: ${message}`);
+  process.exit(error instanceof UsageError ? 2 : 1);
+});
