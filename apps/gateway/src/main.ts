@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import type { Server as TlsServer } from 'node:tls';
 
 import { loadConfig } from '@envoi/shared-config';
-import { createLogger, NestPinoLogger, READY_MESSAGE } from '@envoi/shared-observability';
+import { announceReady, createLogger, NestPinoLogger } from '@envoi/shared-observability';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 
@@ -35,7 +35,6 @@ async function bootstrap(): Promise<void> {
     },
   );
   configureFastify(app.getHttpAdapter().getInstance(), app.get(Authenticator), logger);
-  app.enableShutdownHooks();
   await app.init();
   await app.getHttpAdapter().getInstance().ready();
 
@@ -44,12 +43,22 @@ async function bootstrap(): Promise<void> {
     config.HTTPS_PORT,
     config.HTTPS_HOST,
   );
-  logger.info({ host: config.HTTPS_HOST, port: config.HTTPS_PORT }, READY_MESSAGE);
+  announceReady(logger, { host: config.HTTPS_HOST, port: config.HTTPS_PORT });
 
+  // app.close() runs the shutdown hooks (flushing key usage, draining NATS) exactly once.
+  let stopping = false;
   const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
     logger.info({ signal }, 'shutting down');
     listener.close();
-    void app.close().then(() => process.exit(0));
+    app.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'unclean shutdown');
+        process.exit(1);
+      },
+    );
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));

@@ -10,6 +10,7 @@ export function hashApiKey(secret: string): string {
 /** The token of `Authorization: Bearer <token>`, or null when the header is missing or malformed. */
 export function bearerToken(header: string | string[] | undefined): string | null {
   if (typeof header !== 'string') return null;
-  const match = /^Bearer ([^\s]+)$/.exec(header.trim());
+  // The scheme is case-insensitive (RFC 7235); exactly one token follows it.
+  const match = /^Bearer ([^\s]+)$/i.exec(header.trim());
   return match ? match[1] : null;
 }

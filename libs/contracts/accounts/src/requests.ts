@@ -5,6 +5,7 @@ import {
   ArrayMinSize,
   IsArray,
   IsBoolean,
+  IsDefined,
   IsEmail,
   IsIn,
   IsInt,
@@ -102,11 +103,11 @@ export class CreateAccountRequest {
 }
 
 export class UpdateAccountRequest extends AccountRef {
-  @ValidateNested() @Type(() => UpdateAccountBody) changes!: UpdateAccountBody;
+  @IsDefined() @ValidateNested() @Type(() => UpdateAccountBody) changes!: UpdateAccountBody;
 }
 
 export class AddMemberRequest extends AccountRef {
-  @ValidateNested() @Type(() => AddMemberBody) member!: AddMemberBody;
+  @IsDefined() @ValidateNested() @Type(() => AddMemberBody) member!: AddMemberBody;
 }
 
 export class RemoveMemberRequest extends AccountRef {
@@ -118,7 +119,7 @@ export class ListApiKeysRequest extends WithPage {
 }
 
 export class CreateApiKeyRequest extends AccountRef {
-  @ValidateNested() @Type(() => CreateApiKeyBody) key!: CreateApiKeyBody;
+  @IsDefined() @ValidateNested() @Type(() => CreateApiKeyBody) key!: CreateApiKeyBody;
 }
 
 export class ApiKeyRef extends AccountRef {
@@ -132,7 +133,7 @@ export class ApiKeyCaller {
 }
 
 export class UpdateApiKeyRequest extends ApiKeyRef {
-  @ValidateNested() @Type(() => UpdateApiKeyBody) changes!: UpdateApiKeyBody;
+  @IsDefined() @ValidateNested() @Type(() => UpdateApiKeyBody) changes!: UpdateApiKeyBody;
 
   /** Absent when a parent manages a sub-account's key: no self-lockout guard then. */
   @IsOptional() @ValidateNested() @Type(() => ApiKeyCaller) caller?: ApiKeyCaller;

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 
-import { READY_MESSAGE } from '@envoi/shared-observability';
+import { READY_SIGNAL } from '@envoi/shared-observability';
 
 import { type CertificatePaths, ensureDevCertificate } from './certificates';
 import { startNatsServer } from './nats-server';
@@ -12,7 +12,7 @@ import {
   type ManagedProcess,
   runToCompletion,
   startProcess,
-  waitForLine,
+  waitForSignal,
 } from './processes';
 import { PLATFORM_SERVICES } from './services';
 
@@ -137,7 +137,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
         { env: serviceEnv, log: logSink(options, service.name) },
       );
       services.push(child);
-      await waitForLine(child, (line) => line.includes(`"msg":"${READY_MESSAGE}"`), 60_000);
+      await waitForSignal(child, READY_SIGNAL, 60_000);
     }
 
     return {

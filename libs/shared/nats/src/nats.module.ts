@@ -33,7 +33,8 @@ class NatsConnectionCloser implements OnApplicationShutdown {
   constructor(@Inject(NATS_CONNECTION) private readonly connection: NatsConnection) {}
 
   async onApplicationShutdown(): Promise<void> {
-    if (!this.connection.isClosed()) await this.connection.drain();
+    if (this.connection.isClosed() || this.connection.isDraining()) return;
+    await this.connection.drain();
   }
 }
 

@@ -1,8 +1,8 @@
 import {
+  announceReady,
   createLogger,
   type Logger,
   NestPinoLogger,
-  READY_MESSAGE,
 } from '@envoi/shared-observability';
 import type { DynamicModule, INestMicroservice, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -51,7 +51,7 @@ export async function runService(options: ServiceBootstrapOptions): Promise<INes
   process.on('SIGINT', stop);
 
   await app.listen();
-  logger.info(READY_MESSAGE);
+  announceReady(logger);
   return app;
 }
 

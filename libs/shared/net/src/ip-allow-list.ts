@@ -27,28 +27,35 @@ export function canonicalIp(raw: string): string | null {
   return parseClientIp(raw)?.toString() ?? null;
 }
 
+/**
+ * Strict address syntax: IPv4 only as four decimal parts (no octal, hex or short forms, which
+ * would silently name another address), IPv6 without a zone.
+ */
+function parseStrictAddress(text: string): Address | null {
+  if (ipaddr.IPv4.isValidFourPartDecimal(text)) return ipaddr.IPv4.parse(text);
+  if (text.includes(':') && !text.includes('%') && ipaddr.IPv6.isValid(text)) {
+    return ipaddr.IPv6.parse(text);
+  }
+  return null;
+}
+
 function canonicalEntry(raw: string): string {
-  const entry = raw.trim();
-  let address: Address;
-  let prefix: number;
-  if (entry.includes('/')) {
-    const [addressPart, prefixPart] = entry.split('/');
-    if (!/^[0-9]{1,3}$/.test(prefixPart ?? '') || !ipaddr.isValid(addressPart)) {
-      throw new IpAllowListError(`invalid ip_allow_list entry: ${raw}`);
-    }
-    const parsed = ipaddr.parse(addressPart);
+  const invalid = () => new IpAllowListError(`invalid ip_allow_list entry: ${raw}`);
+  const parts = raw.trim().split('/');
+  if (parts.length > 2) throw invalid();
+  const [addressPart, prefixPart] = parts;
+  const parsed = parseStrictAddress(addressPart);
+  if (!parsed) throw invalid();
+  let address: Address = parsed;
+  let prefix = parsed.kind() === 'ipv4' ? 32 : 128;
+  if (prefixPart !== undefined) {
+    if (!/^[0-9]{1,3}$/.test(prefixPart)) throw invalid();
     prefix = Number(prefixPart);
-    const maxPrefix = parsed.kind() === 'ipv4' ? 32 : 128;
-    if (prefix > maxPrefix) throw new IpAllowListError(`invalid ip_allow_list entry: ${raw}`);
-    address = parsed;
-    if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress() && prefix >= 96) {
-      address = (parsed as ipaddr.IPv6).toIPv4Address();
-      prefix -= 96;
-    }
-  } else {
-    if (!ipaddr.isValid(entry)) throw new IpAllowListError(`invalid ip_allow_list entry: ${raw}`);
-    address = unmap(ipaddr.parse(entry));
-    prefix = address.kind() === 'ipv4' ? 32 : 128;
+    if (prefix > (parsed.kind() === 'ipv4' ? 32 : 128)) throw invalid();
+  }
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress() && prefix >= 96) {
+    address = (parsed as ipaddr.IPv6).toIPv4Address();
+    prefix -= 96;
   }
   if (prefix === 0) {
     throw new IpAllowListError(

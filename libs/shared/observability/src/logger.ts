@@ -37,5 +37,14 @@ export class NestPinoLogger implements LoggerService {
   }
 }
 
-/** The line launchers wait for before they consider a process started. */
 export const READY_MESSAGE = 'ready';
+/** What a process sends its launcher over the IPC channel once it serves. */
+export const READY_SIGNAL = { type: 'envoi.ready' } as const;
+
+/**
+ * Tells the launcher (over IPC, whatever the log level) and the logs that this process serves.
+ */
+export function announceReady(logger: Logger, details: Record<string, unknown> = {}): void {
+  logger.info(details, READY_MESSAGE);
+  process.send?.(READY_SIGNAL);
+}

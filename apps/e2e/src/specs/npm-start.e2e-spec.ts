@@ -1,0 +1,153 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import https from 'node:https';
+import os from 'node:os';
+import path from 'node:path';
+
+import { findFreePort, isPortOpen } from '@envoi/shared-infra';
+import { pollUntil } from '@envoi/shared-testing';
+
+const ROOT = path.resolve(__dirname, '../../../..');
+const START = path.join(ROOT, 'dist/tools/start/main.js');
+const ADMIN = path.join(ROOT, 'dist/tools/admin/main.js');
+
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+}
+
+function get(url: string, key: string, ca: Buffer): Promise<{ status: number; body: unknown }> {
+  return new Promise((resolve, reject) => {
+    https
+      .get(
+        url,
+        { ca, headers: { authorization: `Bearer ${key}` }, servername: 'localhost' },
+        (response) => {
+          let text = '';
+          response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+          response.on('end', () =>
+            resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) as unknown }),
+          );
+        },
+      )
+      .on('error', reject);
+  });
+}
+
+/** `npm start` as a newcomer runs it: own data directory and ports, no DATABASE_URL or NATS_URL. */
+describe('npm start', () => {
+  let dataDir: string;
+  let env: NodeJS.ProcessEnv;
+  let httpsPort: number;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(path.join(os.tmpdir(), 'envoi-start-'));
+    chmodSync(dataDir, 0o755);
+    httpsPort = await findFreePort();
+    env = {
+      ...process.env,
+      DATABASE_URL: '',
+      NATS_URL: '',
+      ENVOI_DATA_DIR: dataDir,
+      ENVOI_POSTGRES_PORT: String(await findFreePort()),
+      ENVOI_NATS_PORT: String(await findFreePort()),
+      HTTPS_PORT: String(httpsPort),
+      LOG_LEVEL: 'warn',
+    };
+  });
+
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  async function start(): Promise<Started> {
+    const child = spawn(process.execPath, [START], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    await pollUntil(
+      () => output,
+      (text) => text.includes('Envoi is running') || child.exitCode !== null,
+      { timeoutMs: 90_000, intervalMs: 200, what: 'npm start to print its banner' },
+    );
+    if (child.exitCode !== null) throw new Error(`start exited early:\n${output}`);
+    return { child, output: () => output };
+  }
+
+  async function stopWithCtrlC(started: Started): Promise<number | null> {
+    const exited = new Promise<number | null>((resolve) => started.child.once('exit', resolve));
+    started.child.kill('SIGINT');
+    return exited;
+  }
+
+  function admin(args: string[]): Promise<string> {
+    return new Promise((resolve, reject) => {
+      execFile(process.execPath, [ADMIN, ...args], { env }, (error, stdout, stderr) =>
+        error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout),
+      );
+    });
+  }
+
+  it('prints a working key, onboards accounts with the admin command, stops on Ctrl-C and reuses its data', async () => {
+    const first = await start();
+    const saved = JSON.parse(readFileSync(path.join(dataDir, 'dev-account.json'), 'utf8')) as {
+      base_url: string;
+      account_id: string;
+      api_key: string;
+    };
+    expect(saved.base_url).toBe(`https://127.0.0.1:${httpsPort}`);
+    expect(saved.api_key).toMatch(/^envoi-sk-[A-Za-z0-9]{64}$/);
+    const printedKey = /API key:\s+(envoi-sk-\S+)/.exec(first.output())?.[1];
+    expect(printedKey).toBe(saved.api_key);
+    expect(first.output()).toContain(saved.account_id);
+
+    const ca = readFileSync(path.join(dataDir, 'tls/cert.pem'));
+    expect(await get(`${saved.base_url}/v2/ping`, saved.api_key, ca)).toEqual({
+      status: 200,
+      body: { message: 'pong' },
+    });
+    const account = await get(
+      `${saved.base_url}/v2/accounts/${saved.account_id}`,
+      saved.api_key,
+      ca,
+    );
+    expect(account.status).toBe(200);
+
+    const onboarded = JSON.parse(
+      await admin(['accounts', 'create', '--name', 'Acme Inc', '--json']),
+    ) as {
+      account_id: string;
+      api_key: string;
+    };
+    expect(Object.keys(onboarded).sort()).toEqual(['account_id', 'api_key']);
+    const acme = await get(
+      `${saved.base_url}/v2/accounts/${onboarded.account_id}`,
+      onboarded.api_key,
+      ca,
+    );
+    expect(acme).toMatchObject({
+      status: 200,
+      body: { id: onboarded.account_id, name: 'Acme Inc' },
+    });
+
+    expect(await stopWithCtrlC(first)).toBe(0);
+    expect(await isPortOpen(httpsPort)).toBe(false);
+    expect(await isPortOpen(Number(env['ENVOI_POSTGRES_PORT']))).toBe(false);
+    expect(await isPortOpen(Number(env['ENVOI_NATS_PORT']))).toBe(false);
+
+    const second = await start();
+    try {
+      expect(second.output()).toContain(saved.account_id);
+      expect(await get(`${saved.base_url}/v2/ping`, onboarded.api_key, ca)).toMatchObject({
+        status: 200,
+      });
+      expect(await get(`${saved.base_url}/v2/ping`, saved.api_key, ca)).toMatchObject({
+        status: 200,
+      });
+    } finally {
+      expect(await stopWithCtrlC(second)).toBe(0);
+    }
+  }, 240_000);
+
+  it('explains how to use the admin command when the arguments are wrong', async () => {
+    await expect(admin(['accounts', 'create'])).rejects.toThrow(/--name is required[\s\S]*Usage/);
+  });
+});
