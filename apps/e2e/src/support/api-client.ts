@@ -19,6 +19,8 @@ export interface RequestOptions {
   /** Source address of the connection: any 127.0.0.0/8 address, or ::1. */
   localAddress?: string;
   host?: string;
+  /** Another gateway replica's port (default: the platform's gateway). */
+  port?: number;
 }
 
 let ca: Buffer | undefined;
@@ -45,7 +47,7 @@ export function request<T = unknown>(
     const outgoing = https.request(
       {
         host,
-        port: environment.httpsPort,
+        port: options.port ?? environment.httpsPort,
         method,
         path,
         headers,

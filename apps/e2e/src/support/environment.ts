@@ -6,6 +6,8 @@ export interface E2eEnvironment {
   httpsPort: number;
   /** The client IP a trusted proxy may vouch for with X-Forwarded-For. */
   trustedProxyIp: string;
+  /** The environment the platform's services run with, to start extra replicas. */
+  serviceEnv: Record<string, string>;
 }
 
 const VARIABLE = 'ENVOI_E2E_ENVIRONMENT';

@@ -40,6 +40,11 @@ export default async function globalSetup(): Promise<void> {
     caFile: platform.certificate.certPath,
     httpsPort: platform.httpsPort,
     trustedProxyIp: TRUSTED_PROXY_IP,
+    serviceEnv: Object.fromEntries(
+      Object.entries(platform.serviceEnv).filter(
+        (entry): entry is [string, string] => typeof entry[1] === 'string',
+      ),
+    ),
   });
   setTestInfrastructure({ dir: dataDir, stop: () => platform.stop() });
 }
