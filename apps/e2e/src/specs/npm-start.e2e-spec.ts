@@ -39,6 +39,7 @@ describe('npm start', () => {
   let dataDir: string;
   let env: NodeJS.ProcessEnv;
   let httpsPort: number;
+  const running = new Set<ChildProcess>();
 
   beforeAll(async () => {
     dataDir = mkdtempSync(path.join(os.tmpdir(), 'envoi-start-'));
@@ -56,10 +57,24 @@ describe('npm start', () => {
     };
   });
 
-  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+  afterAll(async () => {
+    // A failed assertion must not leave a platform running: Ctrl-C whatever is still up.
+    await Promise.all(
+      [...running].map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            child.once('exit', () => resolve());
+            child.kill('SIGINT');
+          }),
+      ),
+    );
+    rmSync(dataDir, { recursive: true, force: true });
+  });
 
   async function start(): Promise<Started> {
     const child = spawn(process.execPath, [START], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    running.add(child);
+    child.once('exit', () => running.delete(child));
     let output = '';
     child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
