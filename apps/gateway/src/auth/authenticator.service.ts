@@ -3,12 +3,11 @@ import { Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 
 import { ApiError, AUTH_MESSAGES } from '../errors/api-error';
+import { UUID_PATTERN } from '../http/request-context';
 import { API_KEY_PATTERN, bearerToken } from './api-key-secret';
 import { ApiKeyVerifier } from './api-key-verifier.service';
 import { KeyUsageRecorder } from './key-usage-recorder.service';
 import type { Principal } from './principal';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Fastify route config flag for routes reachable without credentials. */
 export interface EdgeRouteConfig {
@@ -62,7 +61,7 @@ export class Authenticator {
       'account_id'
     ];
     if (accountId === undefined) return;
-    if (!UUID.test(accountId)) throw new ApiError(400, 'invalid account_id');
+    if (!UUID_PATTERN.test(accountId)) throw new ApiError(400, 'invalid account_id');
     if (accountId.toLowerCase() !== principal.account_id) {
       throw unauthorized(v1, AUTH_MESSAGES.wrongAccount);
     }

@@ -12,7 +12,6 @@ export class ApiError extends Error {
 
 export const AUTH_MESSAGES = {
   missingBearer: 'missing or malformed bearer token',
-  missingApiKey: 'missing X-Api-Key header',
   invalidKey: 'invalid API key',
   v1InvalidCredentials: 'invalid credentials',
   wrongAccount: 'API key does not belong to this account',

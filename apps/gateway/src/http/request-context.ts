@@ -34,14 +34,15 @@ export class BodyPipe<T extends object> implements PipeTransform<unknown, T> {
   }
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** The uuid syntax of path parameters (account_id, key_id, …). */
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A path parameter the contract types as uuid: 400 before any service call. */
 export class UuidParam implements PipeTransform<string, string> {
   constructor(private readonly name: string) {}
 
   transform(value: string): string {
-    if (!UUID.test(value)) throw new ApiError(400, `invalid ${this.name}`);
+    if (!UUID_PATTERN.test(value)) throw new ApiError(400, `invalid ${this.name}`);
     return value.toLowerCase();
   }
 }

@@ -76,36 +76,6 @@ export function onLines(stream: Readable, onLine: (line: string) => void): () =>
   return () => stream.off('data', onData);
 }
 
-/** Resolves when a line of the process's stdout satisfies the predicate. */
-export function waitForLine(
-  processHandle: ManagedProcess,
-  predicate: (line: string) => boolean,
-  timeoutMs: number,
-): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const stdout = processHandle.child.stdout;
-    if (!stdout) return reject(new Error(`${processHandle.name} has no stdout`));
-    let detach = () => undefined as void;
-    const timer = setTimeout(() => {
-      detach();
-      reject(new Error(`${processHandle.name} was not ready within ${timeoutMs} ms`));
-    }, timeoutMs);
-    const onExit = (code: number | null) => {
-      clearTimeout(timer);
-      detach();
-      reject(new Error(`${processHandle.name} exited with code ${code} before it was ready`));
-    };
-    processHandle.child.once('exit', onExit);
-    detach = onLines(stdout, (line) => {
-      if (!predicate(line)) return;
-      clearTimeout(timer);
-      processHandle.child.off('exit', onExit);
-      detach();
-      resolve();
-    });
-  });
-}
-
 /** Resolves when the process sends `signal` over its IPC channel; rejects if it exits first. */
 export function waitForSignal(
   processHandle: ManagedProcess,
