@@ -54,7 +54,12 @@ export default tseslint.config(
             },
             {
               sourceTag: 'type:e2e',
-              onlyDependOnLibsWithTags: ['type:contracts', 'type:testing', 'type:tooling'],
+              onlyDependOnLibsWithTags: [
+                'type:contracts',
+                'type:util',
+                'type:testing',
+                'type:tooling',
+              ],
             },
             ...ALL_SCOPES.map((scope) => ({
               sourceTag: `scope:${scope}`,

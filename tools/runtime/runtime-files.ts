@@ -29,15 +29,41 @@ function writeJson(file: string, value: unknown, mode = 0o600): void {
 /** Secrets every replica must share, generated once per development data directory. */
 export interface DevSecrets {
   cursor_secret: string;
+  /** Seals stored idempotent responses that carry a secret (gateway). */
+  idempotency_encryption_key: string;
+  /** Encrypts DKIM private keys at rest (domains): losing it loses every domain's key. */
+  dkim_encryption_key: string;
 }
 
+const GENERATE: { readonly [Name in keyof DevSecrets]: () => string } = {
+  cursor_secret: () => randomBytes(32).toString('base64url'),
+  idempotency_encryption_key: () => randomBytes(32).toString('hex'),
+  dkim_encryption_key: () => randomBytes(32).toString('hex'),
+};
+
+/** Reads the development secrets, generating (and saving) any that are missing; never replaces one. */
 export function ensureDevSecrets(dataDir: string): DevSecrets {
   const file = path.join(dataDir, 'secrets.json');
-  const existing = readJson<DevSecrets>(file);
-  if (existing?.cursor_secret) return existing;
-  const secrets: DevSecrets = { cursor_secret: randomBytes(32).toString('base64url') };
-  writeJson(file, secrets);
+  const existing = readJson<Partial<DevSecrets>>(file) ?? {};
+  const secrets = { ...existing } as DevSecrets;
+  let generated = false;
+  for (const name of Object.keys(GENERATE) as Array<keyof DevSecrets>) {
+    if (existing[name]) continue;
+    secrets[name] = GENERATE[name]();
+    generated = true;
+  }
+  if (generated) writeJson(file, secrets);
   return secrets;
+}
+
+/** The services' environment for the development secrets; a variable already set wins. */
+export function devSecretsEnv(secrets: DevSecrets, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return {
+    CURSOR_SECRET: env['CURSOR_SECRET'] || secrets.cursor_secret,
+    IDEMPOTENCY_ENCRYPTION_KEY:
+      env['IDEMPOTENCY_ENCRYPTION_KEY'] || secrets.idempotency_encryption_key,
+    DKIM_ENCRYPTION_KEY: env['DKIM_ENCRYPTION_KEY'] || secrets.dkim_encryption_key,
+  };
 }
 
 /** What `npm start` prints and what the README promises in `.data/dev-account.json`. */

@@ -8,6 +8,7 @@ import { connectNats, RpcClient } from '@envoi/shared-nats';
 
 import {
   dataDirectory,
+  devSecretsEnv,
   ensureDevSecrets,
   repositoryRoot,
   runtimeFile,
@@ -40,7 +41,7 @@ async function main(): Promise<void> {
       https: port('HTTPS_PORT', 8443),
     },
     logTo: 'console',
-    serviceEnv: { CURSOR_SECRET: process.env['CURSOR_SECRET'] ?? secrets.cursor_secret },
+    serviceEnv: devSecretsEnv(secrets, process.env),
     log,
   });
 

@@ -7,10 +7,16 @@ import { ApiKeyVerifier } from './auth/api-key-verifier.service';
 import { Authenticator } from './auth/authenticator.service';
 import { KeyUsageRecorder } from './auth/key-usage-recorder.service';
 import { ScopesGuard } from './auth/scopes.guard';
+import { GatewayDatabase } from './database/gateway-database';
 import { HttpErrorsFilter } from './errors/http-errors.filter';
 import { GatewayConfig } from './gateway.config';
+import { IdempotencyHooks } from './idempotency/idempotency.hooks';
+import { IdempotencyPurger } from './idempotency/idempotency-purger.service';
+import { IdempotencyStore } from './idempotency/idempotency-store';
 import { LOGGER } from './logger.provider';
 import { CursorCodec } from './pagination/cursor-codec';
+import { RateLimiter } from './rate-limit/rate-limiter.service';
+import { SharedRateLimiter } from './rate-limit/shared-rate-limiter';
 import { AccountsController } from './v2/accounts.controller';
 import { ApiKeysController } from './v2/api-keys.controller';
 import { MembersController } from './v2/members.controller';
@@ -36,6 +42,12 @@ export class AppModule {
         ApiKeyVerifier,
         KeyUsageRecorder,
         Authenticator,
+        GatewayDatabase,
+        IdempotencyStore,
+        IdempotencyHooks,
+        IdempotencyPurger,
+        SharedRateLimiter,
+        RateLimiter,
         { provide: APP_GUARD, useClass: ScopesGuard },
         { provide: APP_FILTER, useFactory: () => new HttpErrorsFilter(logger) },
       ],

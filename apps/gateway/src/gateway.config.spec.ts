@@ -7,6 +7,8 @@ const REQUIRED = {
   TLS_CERT_FILE: '/tls/cert.pem',
   TLS_KEY_FILE: '/tls/key.pem',
   CURSOR_SECRET: 'x'.repeat(32),
+  DATABASE_URL: 'postgres://envoi@127.0.0.1:5432/envoi',
+  IDEMPOTENCY_ENCRYPTION_KEY: 'ab'.repeat(32),
 };
 
 describe('GatewayConfig', () => {

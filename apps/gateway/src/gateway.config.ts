@@ -1,7 +1,18 @@
-import { BaseEnv } from '@envoi/shared-config';
-import { IsInt, IsOptional, IsString, Max, Min, MinLength } from 'class-validator';
+import { ServiceEnv } from '@envoi/shared-config';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
 
-export class GatewayConfig extends BaseEnv {
+export const SERVICE_NAME = 'gateway';
+
+const MINUTE_MS = 60_000;
+const HOUR_MS = 60 * MINUTE_MS;
+
+/** Where rate limits are counted: across replicas, per replica, or not at all (see README). */
+export const RATE_LIMIT_MODES = ['shared', 'local', 'off'] as const;
+/** What happens to rate limiting while its shared store cannot answer in time (see README). */
+export const RATE_LIMIT_FALLBACKS = ['local', 'open'] as const;
+
+/** The gateway's environment, validated once at boot. */
+export class GatewayConfig extends ServiceEnv {
   @IsOptional() @IsInt() @Min(0) @Max(65535) HTTPS_PORT: number = 8443;
   @IsOptional() @IsString() HTTPS_HOST: string = '127.0.0.1';
   @IsString() TLS_CERT_FILE!: string;
@@ -24,6 +35,41 @@ export class GatewayConfig extends BaseEnv {
 
   /** Largest accepted request body (a message with attachments can be tens of MB). */
   @IsOptional() @IsInt() @Min(1024) BODY_LIMIT_BYTES: number = 40 * 1024 * 1024;
+
+  /** Connections in this replica's PostgreSQL pool (idempotency records and rate limits). */
+  @IsOptional() @IsInt() @Min(1) @Max(100) DATABASE_POOL_SIZE: number = 10;
+
+  /** AES-256-GCM key (64 hex characters) for stored responses that carry a secret. */
+  @Matches(/^[0-9a-fA-F]{64}$/, {
+    message: 'IDEMPOTENCY_ENCRYPTION_KEY must be 64 hexadecimal characters (32 bytes)',
+  })
+  IDEMPOTENCY_ENCRYPTION_KEY!: string;
+  /** How long an ordinary stored outcome is replayed (spec 8: 24 hours). */
+  @IsOptional() @IsInt() @Min(1) IDEMPOTENCY_TTL_MS: number = 24 * HOUR_MS;
+  /** How long a secret-bearing 201 is replayed (spec 8: 5 minutes). */
+  @IsOptional() @IsInt() @Min(1) IDEMPOTENCY_SECRET_TTL_MS: number = 5 * MINUTE_MS;
+  /** The in-flight lease; a crashed execution frees its key after this (spec 8: at most 5 min). */
+  @IsOptional() @IsInt() @Min(1) @Max(5 * MINUTE_MS) IDEMPOTENCY_LEASE_MS: number = 5 * MINUTE_MS;
+  /** How often expired idempotency records are purged. */
+  @IsOptional() @IsInt() @Min(100) IDEMPOTENCY_PURGE_INTERVAL_MS: number = MINUTE_MS;
+
+  /** `shared` (default) counts in PostgreSQL across replicas; `off` only behind another limiter. */
+  @IsOptional() @IsIn(RATE_LIMIT_MODES) RATE_LIMIT_MODE: (typeof RATE_LIMIT_MODES)[number] =
+    'shared';
+  /** Per-account general limit (spec 8: 100 requests per second, burst 200). */
+  @IsOptional() @IsInt() @Min(1) RATE_LIMIT_GENERAL_PER_SECOND: number = 100;
+  @IsOptional() @IsInt() @Min(1) RATE_LIMIT_GENERAL_BURST: number = 200;
+  /** Per-account statistics limit (spec 8: 1 request per second, burst 1). */
+  @IsOptional() @IsInt() @Min(1) RATE_LIMIT_STATISTICS_PER_SECOND: number = 1;
+  @IsOptional() @IsInt() @Min(1) RATE_LIMIT_STATISTICS_BURST: number = 1;
+  /** A shared-store answer slower than this counts as the store being unreachable. */
+  @IsOptional() @IsInt() @Min(1) RATE_LIMIT_STORE_TIMEOUT_MS: number = 1_000;
+  /** After the store fails, how long to use the fallback before trying the store again. */
+  @IsOptional() @IsInt() @Min(100) RATE_LIMIT_STORE_RETRY_MS: number = 5_000;
+  /** `local`: each replica enforces the limits on its own; `open`: no limit while it is down. */
+  @IsOptional()
+  @IsIn(RATE_LIMIT_FALLBACKS)
+  RATE_LIMIT_FALLBACK: (typeof RATE_LIMIT_FALLBACKS)[number] = 'local';
 
   trustedProxies(): string[] {
     return this.TRUSTED_PROXIES.split(',')

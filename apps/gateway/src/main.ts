@@ -14,6 +14,8 @@ import { Authenticator } from './auth/authenticator.service';
 import { GatewayConfig } from './gateway.config';
 import { configureFastify } from './http/configure-fastify';
 import { listenHttpsOnly } from './http/https-only-listener';
+import { IdempotencyHooks } from './idempotency/idempotency.hooks';
+import { RateLimiter } from './rate-limit/rate-limiter.service';
 
 async function bootstrap(): Promise<void> {
   const config = loadConfig(GatewayConfig);
@@ -30,11 +32,18 @@ async function bootstrap(): Promise<void> {
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.register(config, logger),
     adapter,
-    {
-      logger: new NestPinoLogger(logger),
-    },
+    // configureFastify installs the only body parser (JSON, keeping the raw bytes).
+    { logger: new NestPinoLogger(logger), bodyParser: false },
   );
-  configureFastify(app.getHttpAdapter().getInstance(), app.get(Authenticator), logger);
+  configureFastify(
+    app.getHttpAdapter().getInstance(),
+    {
+      authenticator: app.get(Authenticator),
+      rateLimiter: app.get(RateLimiter),
+      idempotency: app.get(IdempotencyHooks),
+    },
+    logger,
+  );
   await app.init();
   await app.getHttpAdapter().getInstance().ready();
 

@@ -1,12 +1,3 @@
-import path from 'node:path';
-
-import {
-  findFreePort,
-  type ManagedProcess,
-  startProcess,
-  waitForSignal,
-} from '@envoi/shared-infra';
-import { READY_SIGNAL } from '@envoi/shared-observability';
 import { pollUntil } from '@envoi/shared-testing';
 
 import {
@@ -16,36 +7,18 @@ import {
   createKey,
 } from '../support/account-session';
 import type { KeyClient } from '../support/api-client';
-import { e2eEnvironment } from '../support/environment';
-
-const GATEWAY = path.resolve(__dirname, '../../../../dist/apps/gateway/src/main.js');
+import { type GatewayReplica, startGatewayReplica } from '../support/gateway-replica';
 
 /**
  * A second gateway replica whose verification cache would trust a key for a minute: only the
  * accounts service's broadcast can make it forget a changed or deleted key within seconds.
  */
 describe('API key changes across gateway replicas', () => {
-  let replica: ManagedProcess;
-  let replicaPort: number;
+  let replica: GatewayReplica;
   let session: AccountSession;
 
   beforeAll(async () => {
-    const environment = e2eEnvironment();
-    replicaPort = await findFreePort();
-    replica = startProcess('gateway-2', process.execPath, [GATEWAY], {
-      env: {
-        ...environment.serviceEnv,
-        HTTPS_PORT: String(replicaPort),
-        HTTPS_HOST: '127.0.0.1',
-        API_KEY_CACHE_TTL_MS: '60000',
-        LOG_LEVEL: 'warn',
-      },
-      log: {
-        kind: 'file',
-        path: path.join(path.dirname(environment.caFile), '..', 'logs', 'gateway-2.log'),
-      },
-    });
-    await waitForSignal(replica, READY_SIGNAL, 30_000);
+    replica = await startGatewayReplica('gateway-2', { API_KEY_CACHE_TTL_MS: '60000' });
     session = await createAccountSession();
   });
 
@@ -55,7 +28,7 @@ describe('API key changes across gateway replicas', () => {
   });
 
   function onReplica(client: KeyClient, pathname: string) {
-    return client.get(pathname, { port: replicaPort, host: '127.0.0.1' });
+    return client.get(pathname, replica.target);
   }
 
   it('stops accepting a deleted key on every replica within seconds', async () => {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import https from 'node:https';
 
+import { assertConformsToContract, suiteContractChecker } from './contract/contract-assertion';
 import { e2eEnvironment } from './environment';
 
 export interface ApiResponse<T = unknown> {
@@ -21,15 +22,39 @@ export interface RequestOptions {
   host?: string;
   /** Another gateway replica's port (default: the platform's gateway). */
   port?: number;
+  /**
+   * Every response is checked against the reference contract (apps/e2e/contract/deviations.yaml
+   * lists the accepted differences). `'skip'` opts this one call out: only for a request that
+   * deliberately leaves the contract, and say why next to it.
+   */
+  contract?: 'skip';
 }
 
 let ca: Buffer | undefined;
 
-/** A real HTTPS request to the gateway, trusting only the platform's certificate. */
-export function request<T = unknown>(
+/**
+ * A real HTTPS request to the gateway, trusting only the platform's certificate. The response is
+ * checked against the contract; a violation throws, failing the test at the call.
+ */
+export async function request<T = unknown>(
   method: string,
   path: string,
   options: RequestOptions = {},
+): Promise<ApiResponse<T>> {
+  // Loaded before the first request goes out, not while concurrent requests are in flight.
+  const checker = options.contract === 'skip' ? undefined : suiteContractChecker();
+  const response = await exchange<T>(method, path, options);
+  if (checker) {
+    const { status, headers, text } = response;
+    assertConformsToContract({ method, target: path, status, headers, text }, checker);
+  }
+  return response;
+}
+
+function exchange<T>(
+  method: string,
+  path: string,
+  options: RequestOptions,
 ): Promise<ApiResponse<T>> {
   const environment = e2eEnvironment();
   ca ??= readFileSync(environment.caFile);

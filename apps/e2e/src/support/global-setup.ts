@@ -28,6 +28,7 @@ export default async function globalSetup(): Promise<void> {
     logTo: 'files',
     serviceEnv: {
       CURSOR_SECRET: randomBytes(32).toString('hex'),
+      IDEMPOTENCY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
       HTTPS_HOST: '::',
       TRUSTED_PROXIES: TRUSTED_PROXY_IP,
       LOG_LEVEL: 'info',

@@ -211,7 +211,7 @@ describe('Authenticator.onRequest', () => {
     ])('rejects a %s X-Api-Key with invalid credentials and no challenge', async (_n, headers) => {
       const { authenticator, verify } = setup();
       const error = await rejection(authenticator.onRequest(v1(headers)));
-      expect(error.status).toBe(401);
+      expect(error.status).toBe(403);
       expect(error.message).toBe('invalid credentials');
       expect(error.headers).toEqual({});
       expect(verify).not.toHaveBeenCalled();
@@ -220,7 +220,7 @@ describe('Authenticator.onRequest', () => {
     it('rejects a malformed key without asking the verifier', async () => {
       const { authenticator, verify } = setup();
       const error = await rejection(authenticator.onRequest(v1({ 'x-api-key': 'nope' })));
-      expect(error.status).toBe(401);
+      expect(error.status).toBe(403);
       expect(error.message).toBe('invalid credentials');
       expect(error.headers).toEqual({});
       expect(verify).not.toHaveBeenCalled();
@@ -229,7 +229,7 @@ describe('Authenticator.onRequest', () => {
     it('rejects an unknown key with invalid credentials', async () => {
       const { authenticator, verify } = setup(null);
       const error = await rejection(authenticator.onRequest(v1({ 'x-api-key': SECRET })));
-      expect(error.status).toBe(401);
+      expect(error.status).toBe(403);
       expect(error.message).toBe('invalid credentials');
       expect(error.headers).toEqual({});
       expect(verify).toHaveBeenCalledTimes(1);
@@ -240,7 +240,7 @@ describe('Authenticator.onRequest', () => {
       const error = await rejection(
         authenticator.onRequest(v1({ 'x-api-key': SECRET }, { account_id: OTHER_ACCOUNT_ID })),
       );
-      expect(error.status).toBe(401);
+      expect(error.status).toBe(403);
       expect(error.message).toBe(AUTH_MESSAGES.wrongAccount);
       expect(error.headers).toEqual({});
     });

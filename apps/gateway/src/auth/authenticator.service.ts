@@ -3,19 +3,21 @@ import { Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 
 import { ApiError, AUTH_MESSAGES } from '../errors/api-error';
+import { edgeRouteConfig } from '../http/edge-route';
 import { UUID_PATTERN } from '../http/request-context';
 import { API_KEY_PATTERN, bearerToken } from './api-key-secret';
 import { ApiKeyVerifier } from './api-key-verifier.service';
 import { KeyUsageRecorder } from './key-usage-recorder.service';
 import type { Principal } from './principal';
 
-/** Fastify route config flag for routes reachable without credentials. */
-export interface EdgeRouteConfig {
-  public?: boolean;
-}
-
+/**
+ * v2: 401 with a Bearer challenge. v1: 403, the only credential failure its contract declares
+ * (openapi-v1 `AccessDeniedResponse`; the spec names no status).
+ */
 function unauthorized(v1: boolean, message: string): ApiError {
-  return new ApiError(401, message, v1 ? {} : { 'www-authenticate': 'Bearer' });
+  return v1
+    ? new ApiError(403, message)
+    : new ApiError(401, message, { 'www-authenticate': 'Bearer' });
 }
 
 /**
@@ -32,7 +34,7 @@ export class Authenticator {
 
   async onRequest(request: FastifyRequest): Promise<void> {
     if (request.routeOptions.url === undefined) return; // unknown route: 404 follows
-    if ((request.routeOptions.config as EdgeRouteConfig).public) return;
+    if (edgeRouteConfig(request).public) return;
     const v1 = request.url.startsWith('/v1/');
     const principal = await this.verify(request, v1);
     if (!isIpAllowed(request.ip, principal.ip_allow_list)) {

@@ -1,5 +1,6 @@
 import { applyDecorators, SetMetadata } from '@nestjs/common';
-import { RouteConfig } from '@nestjs/platform-fastify';
+
+import { EdgeRoute } from '../http/edge-route';
 
 /**
  * A security requirement: every scope listed is required (spec 5.4). A route declares one or more
@@ -19,7 +20,7 @@ export const RequireScopes = (...alternatives: ScopeRequirement[]) =>
  * through the Fastify route config, the authenticator.
  */
 export const Public = () =>
-  applyDecorators(SetMetadata(PUBLIC_METADATA, true), RouteConfig({ public: true }));
+  applyDecorators(SetMetadata(PUBLIC_METADATA, true), EdgeRoute({ public: true }));
 
 const DOMAIN_PLACEHOLDER = ':{domain}';
 

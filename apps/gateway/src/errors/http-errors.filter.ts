@@ -14,7 +14,8 @@ export interface ErrorResponse {
 }
 
 const INTERNAL_MESSAGE = 'internal server error';
-const UNAVAILABLE_RETRY_AFTER_SECONDS = '5';
+export const UNAVAILABLE_MESSAGE = 'service temporarily unavailable, retry later';
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = '5';
 
 /** v2 answers `{"message"}`, v1 answers `{"status"}` (spec 7). */
 export function errorBody(url: string, message: string): Record<string, string> {
@@ -38,7 +39,7 @@ export function toErrorResponse(error: unknown, logger: Logger, requestId: strin
       logger.warn({ requestId, err: error }, 'dependency unavailable');
       return {
         status,
-        message: 'service temporarily unavailable, retry later',
+        message: UNAVAILABLE_MESSAGE,
         headers: { 'retry-after': UNAVAILABLE_RETRY_AFTER_SECONDS },
       };
     }

@@ -1,27 +1,79 @@
+import { pipeline, Transform } from 'node:stream';
+
 import type { Logger } from '@envoi/shared-observability';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest, RequestPayload } from 'fastify';
 
 import type { Authenticator } from '../auth/authenticator.service';
 import { sendError, toErrorResponse } from '../errors/http-errors.filter';
+import type { IdempotencyHooks } from '../idempotency/idempotency.hooks';
+import { IDEMPOTENCY_KEY_HEADER } from '../idempotency/idempotency-policy';
+import type { RateLimiter } from '../rate-limit/rate-limiter.service';
+import { edgeRouteConfig } from './edge-route';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 
+/** Passes the body through unchanged and keeps a copy of its bytes in `request.rawBody`. */
+function teeRawBody(request: FastifyRequest, payload: RequestPayload): RequestPayload {
+  const chunks: Buffer[] = [];
+  const tee = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      chunks.push(chunk);
+      callback(null, chunk);
+    },
+    flush(callback) {
+      request.rawBody = Buffer.concat(chunks);
+      callback();
+    },
+  });
+  // Errors and aborts reach the parser through `tee`, which pipeline destroys with them.
+  pipeline(payload, tee, () => undefined);
+  return tee;
+}
+
+/** The edge stages that run as Fastify hooks, below Nest's guards and pipes. */
+export interface EdgeStages {
+  authenticator: Pick<Authenticator, 'onRequest'>;
+  rateLimiter: Pick<RateLimiter, 'onRequest'>;
+  idempotency: Pick<IdempotencyHooks, 'preHandler' | 'onSend' | 'onResponse'>;
+}
+
 /**
- * Edge behaviour that sits below Nest: request ids on every response, JSON-only bodies, and
- * contract-shaped errors for what fails before a route runs (bad JSON, body too large, 415).
+ * Edge behaviour that sits below Nest, in this order: request id, authentication (credentials,
+ * IP allow list, account path), rate limit, then — once the JSON body is read — idempotency.
+ * Contract-shaped errors for what fails before a route runs (bad JSON, body too large, 415).
  */
 export function configureFastify(
   fastify: FastifyInstance,
-  authenticator: Authenticator,
+  stages: EdgeStages,
   logger: Logger,
 ): void {
   fastify.addHook('onRequest', (request, reply, done) => {
     void reply.header(REQUEST_ID_HEADER, request.id);
     done();
   });
-  fastify.addHook('onRequest', (request) => authenticator.onRequest(request));
-  // Only application/json bodies are accepted; anything else is 415.
+  fastify.addHook('onRequest', (request) => stages.authenticator.onRequest(request));
+  fastify.addHook('onRequest', (request) => stages.rateLimiter.onRequest(request));
+  fastify.addHook('preHandler', (request, reply) => stages.idempotency.preHandler(request, reply));
+  fastify.addHook('onSend', (request, reply, payload) =>
+    stages.idempotency.onSend(request, reply, payload),
+  );
+  fastify.addHook('onResponse', (request, _reply, done) => {
+    stages.idempotency.onResponse(request);
+    done();
+  });
+
+  // The raw bytes of an idempotent request's body, for the fingerprint, are teed off the stream
+  // the body parser reads: Nest's adapter registers its own application/json parser at init (it
+  // would refuse a second one), and both it and Fastify's default reject __proto__ and
+  // constructor keys. text/plain bodies are refused with 415.
   fastify.removeContentTypeParser('text/plain');
+  fastify.addHook('preParsing', (request, _reply, payload, done) => {
+    const fingerprinted =
+      edgeRouteConfig(request).idempotency !== undefined &&
+      request.headers[IDEMPOTENCY_KEY_HEADER] !== undefined;
+    done(null, fingerprinted ? teeRawBody(request, payload) : payload);
+  });
+
   fastify.setErrorHandler((error, request, reply) => {
     sendError(reply, request, toErrorResponse(error, logger, request.id));
   });

@@ -10,6 +10,7 @@ import { RpcClient } from '@envoi/shared-nats';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 
 import { RequireScopes } from '../auth/scopes';
+import { Idempotent } from '../http/edge-route';
 import { BodyPipe, Ctx, type RequestContext, UuidParam } from '../http/request-context';
 import { CursorCodec } from '../pagination/cursor-codec';
 import { readPageRequest, toPaginatedList } from '../pagination/list-query';
@@ -41,6 +42,7 @@ export class ApiKeysController {
 
   @Post()
   @HttpCode(201)
+  @Idempotent('secret')
   @RequireScopes(['api-keys:write'])
   create(
     @Ctx() ctx: RequestContext,

@@ -4,6 +4,7 @@ import { RpcClient } from '@envoi/shared-nats';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
 
 import { RequireScopes } from '../auth/scopes';
+import { Idempotent } from '../http/edge-route';
 import { BodyPipe, Ctx, type RequestContext, UuidParam } from '../http/request-context';
 
 @Controller('v2/accounts/:account_id/members')
@@ -22,6 +23,7 @@ export class MembersController {
 
   @Post()
   @HttpCode(201)
+  @Idempotent()
   @RequireScopes(['accounts:members:add'])
   add(
     @Ctx() ctx: RequestContext,

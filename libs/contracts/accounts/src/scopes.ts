@@ -1,3 +1,8 @@
+import { isHostname, normalizeDomainName } from '@envoi/contracts-core';
+
+// Moved to contracts-core (the domains contract needs them too); re-exported for existing importers.
+export { isHostname, normalizeDomainName } from '@envoi/contracts-core';
+
 /**
  * The scope catalogue of spec section 5. A scope is static (`accounts:read`), or a resource
  * action with `:all` or a literal-brace domain form (`messages:send:{example.com}`).
@@ -91,18 +96,3 @@ export const ALL_ACCESS_SCOPES: readonly string[] = [
   ...STATIC_SCOPES,
   ...DOMAIN_SCOPED_ACTIONS.map((action) => `${action}:all`),
 ];
-
-/** Lowercased, trimmed, trailing dot removed. */
-export function normalizeDomainName(raw: string): string {
-  return raw.trim().toLowerCase().replace(/\.$/, '');
-}
-
-const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
-
-/** A DNS hostname of at least two labels, each 1–63 of `[a-z0-9-]`, 253 characters at most. */
-export function isHostname(name: string): boolean {
-  if (name.length === 0 || name.length > 253) return false;
-  const labels = name.split('.');
-  if (labels.length < 2) return false;
-  return labels.every((label) => LABEL.test(label)) && !/^[0-9]+$/.test(labels[labels.length - 1]);
-}

@@ -1,5 +1,7 @@
 export * from './errors';
+export * from './hostnames';
 export * from './pagination';
 export * from './responses';
+export * from './streams';
 export * from './subjects';
 export * from './validation';

@@ -34,3 +34,9 @@ export class ServiceEnv extends BaseEnv {
   @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// URL' })
   DATABASE_URL!: string;
 }
+
+/** What a migration run needs: the database and nothing else (no bus). */
+export class MigrationEnv {
+  @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// URL' })
+  DATABASE_URL!: string;
+}

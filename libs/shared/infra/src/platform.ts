@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 
@@ -51,6 +52,19 @@ async function choosePort(port: number | 'any', what: string): Promise<number> {
     throw new Error(`port ${port} for ${what} is already in use (is Envoi already running?)`);
   }
   return port;
+}
+
+/**
+ * The key that encrypts DKIM private keys at rest. A platform whose data outlives it must be given
+ * one (the start tool keeps it in the data directory's secrets); a throwaway one gets its own.
+ */
+function dkimEncryptionKey(options: PlatformOptions): string {
+  const given = options.serviceEnv?.['DKIM_ENCRYPTION_KEY'] ?? options.env['DKIM_ENCRYPTION_KEY'];
+  if (given) return given;
+  if (options.persistent) {
+    throw new Error('DKIM_ENCRYPTION_KEY is required when the platform keeps its data');
+  }
+  return randomBytes(32).toString('hex');
 }
 
 function logSink(options: PlatformOptions, name: string): LogSink {
@@ -109,6 +123,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     const serviceEnv: NodeJS.ProcessEnv = {
       ...options.env,
       ...options.serviceEnv,
+      DKIM_ENCRYPTION_KEY: dkimEncryptionKey(options),
       DATABASE_URL: databaseUrl,
       NATS_URL: natsUrl,
       TLS_CERT_FILE: certificate.certPath,

@@ -6,5 +6,6 @@ export interface PlatformService {
 
 export const PLATFORM_SERVICES: readonly PlatformService[] = [
   { name: 'accounts', migrations: true },
-  { name: 'gateway', migrations: false },
+  { name: 'domains', migrations: true },
+  { name: 'gateway', migrations: true },
 ];

@@ -1,3 +1,4 @@
+export * from './dns-server';
 export * from './infrastructure-handle';
 export * from './poll-until';
 export * from './service-harness';

@@ -1,0 +1,126 @@
+import {
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, In } from 'typeorm';
+
+import { DomainsConfig } from '../domains.config';
+import { DomainEntity } from '../domains/domain.entity';
+import { DnsCheckService } from './dns-check.service';
+
+/** Claimed batches one poll works through at most before it waits for the next poll. */
+const MAX_BATCHES_PER_POLL = 10;
+
+/**
+ * Claims up to `limit` domains whose periodic check is due, oldest first, by moving their due
+ * time past a lease: other replicas skip rows locked by the claim (SKIP LOCKED) and see them as
+ * not due once it commits. The check sets the next due time; if this replica dies first, the
+ * lease expires and another one checks the domain.
+ */
+const CLAIM_DUE_SQL = `
+  WITH claimed AS (
+    UPDATE domains.domains AS d
+    SET next_check_at = now() + make_interval(secs => $2::double precision / 1000)
+    WHERE d.id IN (
+      SELECT id FROM domains.domains
+      WHERE next_check_at <= now()
+      ORDER BY next_check_at
+      LIMIT $1
+      FOR UPDATE SKIP LOCKED
+    )
+    RETURNING d.id
+  )
+  SELECT id FROM claimed`;
+
+/** Runs `task` over `items`, at most `limit` at a time. */
+export async function forEachLimited<T>(
+  items: readonly T[],
+  limit: number,
+  task: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const item = items[next++];
+      await task(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+/** The periodic re-check of every domain, shared by any number of replicas. */
+@Injectable()
+export class DnsMonitorService implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(DnsMonitorService.name);
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = true;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly config: DomainsConfig,
+    private readonly checks: DnsCheckService,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.stopped = false;
+    this.schedule();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** Checks the domains that are due, in bounded batches; returns how many were checked. */
+  async runDueChecks(): Promise<number> {
+    let total = 0;
+    for (let batch = 0; batch < MAX_BATCHES_PER_POLL && !this.stopped; batch++) {
+      const ids = await this.claimDue();
+      if (ids.length === 0) break;
+      const domains = await this.dataSource.manager.findBy(DomainEntity, { id: In(ids) });
+      await forEachLimited(domains, this.config.DNS_RECHECK_CONCURRENCY, async (domain) => {
+        try {
+          await this.checks.check(domain, 'periodic');
+        } catch (error) {
+          this.logger.warn(`periodic DNS check of ${domain.name} failed: ${String(error)}`);
+        }
+      });
+      total += domains.length;
+      if (ids.length < this.config.DNS_RECHECK_BATCH) break;
+    }
+    return total;
+  }
+
+  private async claimDue(): Promise<string[]> {
+    const rows = await this.dataSource.query<Array<{ id: string }>>(CLAIM_DUE_SQL, [
+      this.config.DNS_RECHECK_BATCH,
+      this.leaseMs(),
+    ]);
+    return rows.map((row) => row.id);
+  }
+
+  /** Long enough for a check whose every lookup times out, twice (the confirmation). */
+  private leaseMs(): number {
+    return Math.max(60_000, this.config.DNS_TIMEOUT_MS * this.config.DNS_TRIES * 40);
+  }
+
+  private schedule(): void {
+    this.timer = setTimeout(() => {
+      this.running = this.runDueChecks()
+        .then(
+          () => undefined,
+          (error: unknown) => this.logger.warn(`periodic DNS checks failed: ${String(error)}`),
+        )
+        .finally(() => {
+          this.running = undefined;
+          if (!this.stopped) this.schedule();
+        });
+    }, this.config.DNS_RECHECK_POLL_MS);
+    this.timer.unref();
+  }
+}

@@ -1,0 +1,62 @@
+import type { MessageResponse, Page } from '@envoi/contracts-core';
+import {
+  AuthorizeSenderRequest,
+  CreateDomainRequest,
+  type DomainRecord,
+  DomainRef,
+  DomainsSubjects,
+  ListDomainsRequest,
+  type ResolvedDomains,
+  ResolveDomainsRequest,
+  type SenderAuthorization,
+  UpdateDomainRequest,
+} from '@envoi/contracts-domains';
+import { Controller } from '@nestjs/common';
+import { MessagePattern, Payload } from '@nestjs/microservices';
+
+import { DomainsService } from './domains.service';
+
+@Controller()
+export class DomainsController {
+  constructor(private readonly domains: DomainsService) {}
+
+  @MessagePattern(DomainsSubjects.listDomains.name)
+  list(@Payload() request: ListDomainsRequest): Promise<Page<DomainRecord>> {
+    return this.domains.list(request.account_id, request.dns_valid, request.page);
+  }
+
+  @MessagePattern(DomainsSubjects.createDomain.name)
+  create(@Payload() request: CreateDomainRequest): Promise<DomainRecord> {
+    return this.domains.create(request.account_id, request.body);
+  }
+
+  @MessagePattern(DomainsSubjects.getDomain.name)
+  get(@Payload() request: DomainRef): Promise<DomainRecord> {
+    return this.domains.get(request.account_id, request.domain);
+  }
+
+  @MessagePattern(DomainsSubjects.updateDomain.name)
+  update(@Payload() request: UpdateDomainRequest): Promise<DomainRecord> {
+    return this.domains.update(request.account_id, request.domain, request.changes);
+  }
+
+  @MessagePattern(DomainsSubjects.deleteDomain.name)
+  delete(@Payload() request: DomainRef): Promise<MessageResponse> {
+    return this.domains.delete(request.account_id, request.domain);
+  }
+
+  @MessagePattern(DomainsSubjects.checkDns.name)
+  checkDns(@Payload() request: DomainRef): Promise<DomainRecord> {
+    return this.domains.checkDns(request.account_id, request.domain);
+  }
+
+  @MessagePattern(DomainsSubjects.authorizeSender.name)
+  authorizeSender(@Payload() request: AuthorizeSenderRequest): Promise<SenderAuthorization> {
+    return this.domains.authorizeSender(request.account_id, request.domain);
+  }
+
+  @MessagePattern(DomainsSubjects.resolveDomains.name)
+  resolve(@Payload() request: ResolveDomainsRequest): Promise<ResolvedDomains> {
+    return this.domains.resolve(request.account_id, request.domains);
+  }
+}

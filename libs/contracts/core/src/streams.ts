@@ -1,0 +1,39 @@
+/**
+ * Durable events travel on NATS JetStream. Every service's outbox relay publishes into one stream
+ * of domain events (message.*, suppression.*, domain.*, route.*), each message carrying its event
+ * id as `Nats-Msg-Id` so that a re-published event is dropped by the stream.
+ */
+export const EVENTS_STREAM = 'EVENTS';
+
+/** Subjects of the events stream: `events.<entity>.<event>`. */
+export const EVENTS_SUBJECT_PREFIX = 'events';
+export const EVENTS_STREAM_SUBJECTS: readonly string[] = [`${EVENTS_SUBJECT_PREFIX}.>`];
+
+/** A subject of a durable stream, with its event type attached (phantom type). */
+export interface StreamSubject<Event> {
+  readonly kind: 'stream';
+  readonly stream: string;
+  readonly name: string;
+  readonly types?: { event: Event };
+}
+
+const STREAM_SUBJECT_PATTERN = /^events(\.[a-z][a-z0-9_-]*)+$/;
+
+export function streamSubject<Event>(name: string): StreamSubject<Event> {
+  if (!STREAM_SUBJECT_PATTERN.test(name)) throw new Error(`invalid stream subject: ${name}`);
+  return { kind: 'stream', stream: EVENTS_STREAM, name };
+}
+
+export type StreamEventOf<S> = S extends StreamSubject<infer Event> ? Event : never;
+
+/**
+ * The envelope of every durable event: `id` is unique per event (consumers deduplicate on it, and
+ * it is the `Nats-Msg-Id`), `type` the public event type (`domain.dns_error`), `timestamp` when it
+ * happened (RFC 3339). `data` is the public webhook payload's `data`.
+ */
+export interface StreamEvent<Type extends string, Data> {
+  id: string;
+  type: Type;
+  timestamp: string;
+  data: Data;
+}

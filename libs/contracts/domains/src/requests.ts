@@ -1,0 +1,126 @@
+import { WithPage } from '@envoi/contracts-core';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsBoolean,
+  IsDefined,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Max,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+
+/** Raw names are normalised by the service (trim, lowercase, trailing dot); room for that. */
+export const DOMAIN_NAME_INPUT_MAX = 300;
+export const SUBDOMAIN_INPUT_MAX = 200;
+export const DKIM_PRIVATE_KEY_INPUT_MAX = 16_000;
+export const RESOLVE_DOMAINS_MAX = 500;
+export const DKIM_ROTATION_INTERVAL_MIN_DAYS = 30;
+export const DKIM_ROTATION_INTERVAL_MAX_DAYS = 180;
+
+// ---- Public request bodies (validated at the edge, re-validated by the service) ----
+
+export class CreateDomainBody {
+  @IsString() @MaxLength(DOMAIN_NAME_INPUT_MAX) domain!: string;
+
+  /** Bring-your-own DKIM key: an RSA private key (PEM) of 1024–4096 bits. */
+  @IsOptional() @IsString() @MaxLength(DKIM_PRIVATE_KEY_INPUT_MAX) dkim_private_key?: string;
+
+  @IsOptional() @IsString() @MaxLength(SUBDOMAIN_INPUT_MAX) tracking_subdomain?: string;
+  @IsOptional() @IsString() @MaxLength(SUBDOMAIN_INPUT_MAX) return_path_subdomain?: string;
+  @IsOptional() @IsString() @MaxLength(SUBDOMAIN_INPUT_MAX) subscription_subdomain?: string;
+  @IsOptional() @IsString() @MaxLength(SUBDOMAIN_INPUT_MAX) media_subdomain?: string;
+
+  @IsOptional()
+  @IsInt()
+  @Min(DKIM_ROTATION_INTERVAL_MIN_DAYS)
+  @Max(DKIM_ROTATION_INTERVAL_MAX_DAYS)
+  dkim_rotation_interval_days?: number;
+
+  /** Empty, whitespace-only or null: the default selector. */
+  @IsOptional() @IsString() @MaxLength(SUBDOMAIN_INPUT_MAX) dkim_selector?: string | null;
+}
+
+/** Omitted (or null) fields stay unchanged; for `dkim_selector` an empty string clears it. */
+export class UpdateDomainBody {
+  @IsOptional() @IsString() @MaxLength(SUBDOMAIN_INPUT_MAX) tracking_subdomain?: string | null;
+  @IsOptional() @IsString() @MaxLength(SUBDOMAIN_INPUT_MAX) return_path_subdomain?: string | null;
+  @IsOptional() @IsString() @MaxLength(SUBDOMAIN_INPUT_MAX) subscription_subdomain?: string | null;
+  @IsOptional() @IsString() @MaxLength(SUBDOMAIN_INPUT_MAX) media_subdomain?: string | null;
+
+  @IsOptional()
+  @IsInt()
+  @Min(DKIM_ROTATION_INTERVAL_MIN_DAYS)
+  @Max(DKIM_ROTATION_INTERVAL_MAX_DAYS)
+  dkim_rotation_interval_days?: number | null;
+
+  @IsOptional() @IsString() @MaxLength(SUBDOMAIN_INPUT_MAX) dkim_selector?: string | null;
+}
+
+// ---- Bus requests ----
+
+export class DomainsAccountRef {
+  @IsUUID() account_id!: string;
+}
+
+/** A domain of an account, by name as the public path carries it (normalised by the service). */
+export class DomainRef extends DomainsAccountRef {
+  @IsString() @MaxLength(DOMAIN_NAME_INPUT_MAX) domain!: string;
+}
+
+export class ListDomainsRequest extends WithPage {
+  @IsUUID() account_id!: string;
+  /** Only domains whose `dns_valid` is this; omitted or null: every domain. */
+  @IsOptional() @IsBoolean() dns_valid?: boolean | null;
+}
+
+export class CreateDomainRequest extends DomainsAccountRef {
+  @IsDefined() @ValidateNested() @Type(() => CreateDomainBody) body!: CreateDomainBody;
+}
+
+export class UpdateDomainRequest extends DomainRef {
+  @IsDefined() @ValidateNested() @Type(() => UpdateDomainBody) changes!: UpdateDomainBody;
+}
+
+/** "May account X send from domain D?" — D is the domain of the From address. */
+export class AuthorizeSenderRequest extends DomainRef {}
+
+/** Which of these names does the account own (API-key domain scopes name owned domains)? */
+export class ResolveDomainsRequest extends DomainsAccountRef {
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(RESOLVE_DOMAINS_MAX)
+  @IsString({ each: true })
+  @MaxLength(DOMAIN_NAME_INPUT_MAX, { each: true })
+  domains!: string[];
+}
+
+// ---- Events ----
+
+export const DOMAIN_CHANGE_REASONS = ['updated', 'dns_validity', 'deleted'] as const;
+export type DomainChangeReason = (typeof DOMAIN_CHANGE_REASONS)[number];
+
+/** Broadcast to every replica of every service: drop cached sender authorizations of the domain. */
+export class DomainChangedEvent {
+  @IsUUID() domain_id!: string;
+  @IsUUID() account_id!: string;
+  @IsString() domain!: string;
+  /** The domain's version after the change (see SenderAuthorization.version). */
+  @IsInt() version!: number;
+  @IsIn(DOMAIN_CHANGE_REASONS) reason!: DomainChangeReason;
+}
+
+/** Broadcast when a domain is deleted (also durable on the events stream, `events.domain.deleted`). */
+export class DomainDeletedEvent {
+  @IsUUID() domain_id!: string;
+  @IsUUID() account_id!: string;
+  @IsString() domain!: string;
+  @IsString() deleted_at!: string;
+}

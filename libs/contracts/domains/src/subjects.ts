@@ -1,0 +1,55 @@
+import type { MessageResponse, Page, StreamEvent } from '@envoi/contracts-core';
+import { eventSubject, requestSubject, streamSubject } from '@envoi/contracts-core';
+
+import type {
+  DomainDeletedData,
+  DomainDnsErrorData,
+  DomainRecord,
+  ResolvedDomains,
+  SenderAuthorization,
+} from './records';
+import type {
+  AuthorizeSenderRequest,
+  CreateDomainRequest,
+  DomainChangedEvent,
+  DomainDeletedEvent,
+  DomainRef,
+  ListDomainsRequest,
+  ResolveDomainsRequest,
+  UpdateDomainRequest,
+} from './requests';
+
+export const DomainsSubjects = {
+  listDomains: requestSubject<ListDomainsRequest, Page<DomainRecord>>('domains.domain.list.v1'),
+  createDomain: requestSubject<CreateDomainRequest, DomainRecord>('domains.domain.create.v1'),
+  getDomain: requestSubject<DomainRef, DomainRecord>('domains.domain.get.v1'),
+  updateDomain: requestSubject<UpdateDomainRequest, DomainRecord>('domains.domain.update.v1'),
+  deleteDomain: requestSubject<DomainRef, MessageResponse>('domains.domain.delete.v1'),
+  /** Checks the DNS now, or answers the last result when it is under 60 s old. */
+  checkDns: requestSubject<DomainRef, DomainRecord>('domains.domain.check-dns.v1'),
+
+  /** Internal: sender domain verification and DKIM key for the senders (messages, delivery, smtp). */
+  authorizeSender: requestSubject<AuthorizeSenderRequest, SenderAuthorization>(
+    'domains.sender.authorize.v1',
+  ),
+  /** Internal: owned domains among names (API-key domain scopes). */
+  resolveDomains: requestSubject<ResolveDomainsRequest, ResolvedDomains>(
+    'domains.domain.resolve.v1',
+  ),
+
+  /** Broadcast (no queue group): a domain changed or went away; drop cached authorizations. */
+  domainChanged: eventSubject<DomainChangedEvent>('domains.domain.changed.v1'),
+  /** Broadcast (no queue group) when a domain is deleted; the durable form is on the stream. */
+  domainDeleted: eventSubject<DomainDeletedEvent>('domains.domain.deleted.v1'),
+} as const;
+
+export type DomainDnsErrorEvent = StreamEvent<'domain.dns_error', DomainDnsErrorData>;
+export type DomainDeletedStreamEvent = StreamEvent<'domain.deleted', DomainDeletedData>;
+
+/** Durable events on the EVENTS stream (JetStream), published through the outbox. */
+export const DomainsStreamSubjects = {
+  /** A domain's DNS went from valid to invalid: once per transition. */
+  dnsError: streamSubject<DomainDnsErrorEvent>('events.domain.dns_error'),
+  /** A domain was deleted: API-key scopes naming it must go. */
+  deleted: streamSubject<DomainDeletedStreamEvent>('events.domain.deleted'),
+} as const;

@@ -1,0 +1,5 @@
+export * from './event-stream';
+export * from './outbox';
+export * from './outbox.module';
+export * from './outbox-message.entity';
+export * from './outbox-relay';
