@@ -19,6 +19,7 @@ import { RateLimiter } from './rate-limit/rate-limiter.service';
 import { SharedRateLimiter } from './rate-limit/shared-rate-limiter';
 import { AccountsController } from './v2/accounts.controller';
 import { ApiKeysController } from './v2/api-keys.controller';
+import { DomainsController } from './v2/domains.controller';
 import { MembersController } from './v2/members.controller';
 import { PingController } from './v2/ping.controller';
 
@@ -34,7 +35,13 @@ export class AppModule {
           rpcTimeoutMs: config.RPC_TIMEOUT_MS,
         }),
       ],
-      controllers: [PingController, AccountsController, MembersController, ApiKeysController],
+      controllers: [
+        PingController,
+        AccountsController,
+        MembersController,
+        ApiKeysController,
+        DomainsController,
+      ],
       providers: [
         { provide: GatewayConfig, useValue: config },
         { provide: LOGGER, useValue: logger },

@@ -6,6 +6,9 @@ export interface E2eEnvironment {
   httpsPort: number;
   /** The client IP a trusted proxy may vouch for with X-Forwarded-For. */
   trustedProxyIp: string;
+  /** The loopback DNS server the platform resolves through (`host:port`) and its zone file. */
+  dnsServer: string;
+  dnsZoneFile: string;
   /** The environment the platform's services run with, to start extra replicas. */
   serviceEnv: Record<string, string>;
 }

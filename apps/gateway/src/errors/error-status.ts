@@ -1,8 +1,9 @@
 import { AccountsErrorCode } from '@envoi/contracts-accounts';
 import { CommonErrorCode } from '@envoi/contracts-core';
+import { DomainsErrorCode } from '@envoi/contracts-domains';
 
 /** Every error code any service can raise. Adding a code without a status fails to compile. */
-export type ServiceErrorCode = CommonErrorCode | AccountsErrorCode;
+export type ServiceErrorCode = CommonErrorCode | AccountsErrorCode | DomainsErrorCode;
 
 const STATUS_BY_CODE: { readonly [Code in ServiceErrorCode]: number } = {
   [CommonErrorCode.ValidationFailed]: 400,
@@ -21,6 +22,16 @@ const STATUS_BY_CODE: { readonly [Code in ServiceErrorCode]: number } = {
   [AccountsErrorCode.InvalidIpAllowList]: 400,
   [AccountsErrorCode.NothingToUpdate]: 400,
   [AccountsErrorCode.SelfLockout]: 409,
+
+  [DomainsErrorCode.DomainNotFound]: 404,
+  [DomainsErrorCode.DomainAlreadyExists]: 409,
+  [DomainsErrorCode.InvalidDomainName]: 400,
+  [DomainsErrorCode.InvalidSubdomain]: 400,
+  [DomainsErrorCode.SubdomainLocked]: 400,
+  [DomainsErrorCode.InvalidDkimSelector]: 400,
+  [DomainsErrorCode.DkimSelectorLocked]: 400,
+  [DomainsErrorCode.InvalidDkimPrivateKey]: 400,
+  [DomainsErrorCode.DnsCheckUnavailable]: 503,
 };
 
 /** The HTTP status of a service error code; unknown codes are internal errors. */

@@ -35,11 +35,13 @@ export function toErrorResponse(error: unknown, logger: Logger, requestId: strin
   }
   if (error instanceof RpcError) {
     const status = statusForCode(error.code);
-    if (error.hasCode(CommonErrorCode.Unavailable)) {
-      logger.warn({ requestId, err: error }, 'dependency unavailable');
+    if (status === 503) {
+      // A dependency outage says nothing specific; a service's own 503 (e.g. DNS resolvers not
+      // answering a check) names what is unavailable. Both are retryable.
+      logger.warn({ requestId, code: error.code, err: error }, 'dependency unavailable');
       return {
         status,
-        message: UNAVAILABLE_MESSAGE,
+        message: error.hasCode(CommonErrorCode.Unavailable) ? UNAVAILABLE_MESSAGE : error.message,
         headers: { 'retry-after': UNAVAILABLE_RETRY_AFTER_SECONDS },
       };
     }
