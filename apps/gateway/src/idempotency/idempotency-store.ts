@@ -99,6 +99,10 @@ export class IdempotencyStore {
     fingerprint: RequestFingerprint,
     leaseMs: number,
   ): Promise<ClaimResult> {
+    // Read first: a replay or an in-progress answer then costs one SELECT instead of a write
+    // (the claim's ON CONFLICT locks the live row even when it leaves it unchanged).
+    const existing = await this.readLive(accountId, key);
+    if (existing) return { kind: 'existing', record: existing };
     for (let attempt = 1; ; attempt += 1) {
       const token = randomUUID();
       const claimed = await this.database.query(CLAIM_SQL, [
@@ -111,14 +115,19 @@ export class IdempotencyStore {
         leaseMs,
       ]);
       if (claimed.rowCount === 1) return { kind: 'claimed', claim: { accountId, key, token } };
-      const live = await this.database.query<RecordRow>(READ_LIVE_SQL, [accountId, key]);
-      const row = live.rows[0];
-      if (row) return { kind: 'existing', record: toStoredRecord(row) };
+      const live = await this.readLive(accountId, key);
+      if (live) return { kind: 'existing', record: live };
       // The live record expired or was released between the two statements: claim again.
       if (attempt >= MAX_CLAIM_ATTEMPTS) {
         throw new Error('idempotency claim kept racing with a vanishing record');
       }
     }
+  }
+
+  private async readLive(accountId: string, key: string): Promise<StoredRecord | undefined> {
+    const live = await this.database.query<RecordRow>(READ_LIVE_SQL, [accountId, key]);
+    const row = live.rows[0];
+    return row ? toStoredRecord(row) : undefined;
   }
 
   /** Stores the outcome; false when the claim was lost (lease expired and taken over). */
