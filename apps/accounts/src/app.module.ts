@@ -15,6 +15,8 @@ export class AppModule {
   static forRoot(config: AccountsConfig): DynamicModule {
     return {
       module: AppModule,
+      // The configuration is injectable everywhere.
+      global: true,
       imports: [
         TypeOrmModule.forRoot({
           ...accountsDataSourceOptions(config.DATABASE_URL, config.DATABASE_POOL_SIZE),

@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+
 import {
   AccountsSubjects,
   type ApiKeyRecord,
@@ -6,6 +8,7 @@ import {
   type CreatedApiKeyRecord,
 } from '@envoi/contracts-accounts';
 import type { EventSubject } from '@envoi/contracts-core';
+import { type DomainRecord, DomainsSubjects } from '@envoi/contracts-domains';
 import { loadConfig } from '@envoi/shared-config';
 import { decodePacket, type NestEventPacket, type RpcClient } from '@envoi/shared-nats';
 // The conventions let apps' tests use type:testing libs; eslint.config.mjs does not yet.
@@ -15,36 +18,133 @@ import type { NatsConnection, Subscription } from 'nats';
 import { DataSource } from 'typeorm';
 
 import { AccountsConfig, SERVICE_NAME } from '../src/accounts.config';
+import { DomainEventsController } from '../src/api-keys/domain-events.controller';
 import { AppModule } from '../src/app.module';
 import { runAccountsMigrations } from '../src/database/run-accounts-migrations';
+import { IsolatedPlatform } from './isolated-platform';
 
 export interface AccountsTestApp extends ServiceHarness {
   rpc: RpcClient;
   dataSource: DataSource;
+  config: AccountsConfig;
   /** A fresh account for one test (tests never share accounts). */
   createAccount(overrides?: Partial<CreateAccountRequest>): Promise<CreatedAccount>;
+  /** A domain of the account, created through the real domains service. */
+  createDomain(accountId: string, name?: string): Promise<DomainRecord>;
+  deleteDomain(domain: DomainRecord): Promise<void>;
+  /** Stops the domains service (by its PID), and starts it again. */
+  stopDomains(): Promise<void>;
+  startDomains(): Promise<void>;
 }
 
+/**
+ * Timings compressed for tests: failed events come back quickly, and the domains service's relay
+ * polls often. Its periodic DNS re-check never comes due, so it never looks anything up.
+ */
+const ACCOUNTS_TEST_ENV = {
+  EVENTS_RETRY_MS: '50',
+  EVENTS_ACK_WAIT_MS: '5000',
+  DOMAINS_RPC_TIMEOUT_MS: '3000',
+};
+const DOMAINS_TEST_ENV = {
+  OUTBOX_RELAY_INTERVAL_MS: '100',
+  DNS_RECHECK_INTERVAL_MS: String(24 * 3_600_000),
+  DNS_SERVERS: '127.0.0.1:9',
+  DNS_TIMEOUT_MS: '200',
+  DNS_TRIES: '1',
+  SHUTDOWN_GRACE_MS: '200',
+};
+
 let accountCounter = 0;
+let domainCounter = 0;
 
-/** Migrates the accounts schema and boots the service over the real bus and database. */
-export async function startAccountsService(): Promise<AccountsTestApp> {
-  const config = loadConfig(AccountsConfig);
-  await runAccountsMigrations(config.DATABASE_URL);
+/** A domain name no other test uses. */
+export function uniqueDomain(prefix = 'd'): string {
+  return `${prefix}${++domainCounter}-${randomBytes(4).toString('hex')}.example.test`;
+}
 
-  @Module({ imports: [AppModule.forRoot(config)] })
-  class AccountsTestModule {}
-
-  const harness = await startServiceHarness(SERVICE_NAME, AccountsTestModule);
-  return {
-    ...harness,
-    dataSource: harness.app.get(DataSource),
-    createAccount: (overrides = {}) =>
-      harness.rpc.request(AccountsSubjects.createAccount, {
-        name: `Test account ${++accountCounter}`,
-        ...overrides,
+async function within<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what} took over ${timeoutMs} ms`)), timeoutMs);
       }),
-  };
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Boots, on a private bus and database, the real domains service (a process, from the build) and
+ * the accounts service (in this process, migrated first), and waits until the accounts service
+ * consumes domain events.
+ */
+export async function startAccountsService(): Promise<AccountsTestApp> {
+  await IsolatedPlatform.build();
+  const platform = await IsolatedPlatform.start();
+  try {
+    const domainsEnv = platform.env({
+      ...DOMAINS_TEST_ENV,
+      DKIM_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    });
+    let domains = await platform.startService('domains', domainsEnv);
+
+    const config = loadConfig(AccountsConfig, platform.env(ACCOUNTS_TEST_ENV));
+    await runAccountsMigrations(config.DATABASE_URL);
+
+    @Module({ imports: [AppModule.forRoot(config)] })
+    class AccountsTestModule {}
+
+    // The harness connects to NATS_URL: this test file's own copy of the environment.
+    process.env['NATS_URL'] = platform.natsUrl;
+    const harness = await startServiceHarness(SERVICE_NAME, AccountsTestModule);
+    const close = async () => {
+      await harness.close();
+      await platform.stop();
+    };
+    try {
+      await within(
+        harness.app.get(DomainEventsController).ready(),
+        20_000,
+        'the domain events consumer',
+      );
+    } catch (error) {
+      await harness.close();
+      throw error;
+    }
+    return {
+      ...harness,
+      dataSource: harness.app.get(DataSource),
+      config,
+      createAccount: (overrides = {}) =>
+        harness.rpc.request(AccountsSubjects.createAccount, {
+          name: `Test account ${++accountCounter}`,
+          ...overrides,
+        }),
+      createDomain: (accountId, name = uniqueDomain()) =>
+        harness.rpc.request(DomainsSubjects.createDomain, {
+          account_id: accountId,
+          body: { domain: name },
+        }),
+      deleteDomain: async (domain) => {
+        await harness.rpc.request(DomainsSubjects.deleteDomain, {
+          account_id: domain.account_id,
+          domain: domain.domain,
+        });
+      },
+      stopDomains: () => domains.stop(),
+      startDomains: async () => {
+        domains = await platform.startService('domains', domainsEnv);
+      },
+      close,
+    };
+  } catch (error) {
+    await platform.stop();
+    throw error;
+  }
 }
 
 /** Records every event published on a subject (no queue group, like a gateway replica). */

@@ -10,6 +10,7 @@ import { ScopesGuard } from './auth/scopes.guard';
 import { GatewayDatabase } from './database/gateway-database';
 import { HttpErrorsFilter } from './errors/http-errors.filter';
 import { GatewayConfig } from './gateway.config';
+import { MessageContents, SendPayloads } from './http/uploads';
 import { IdempotencyHooks } from './idempotency/idempotency.hooks';
 import { IdempotencyPurger } from './idempotency/idempotency-purger.service';
 import { IdempotencyStore } from './idempotency/idempotency-store';
@@ -17,11 +18,14 @@ import { LOGGER } from './logger.provider';
 import { CursorCodec } from './pagination/cursor-codec';
 import { RateLimiter } from './rate-limit/rate-limiter.service';
 import { SharedRateLimiter } from './rate-limit/shared-rate-limiter';
+import { V1EmailController } from './v1/email.controller';
 import { AccountsController } from './v2/accounts.controller';
 import { ApiKeysController } from './v2/api-keys.controller';
 import { DomainsController } from './v2/domains.controller';
 import { MembersController } from './v2/members.controller';
+import { MessagesController } from './v2/messages.controller';
 import { PingController } from './v2/ping.controller';
+import { SuppressionsController } from './v2/suppressions.controller';
 
 @Module({})
 export class AppModule {
@@ -41,6 +45,9 @@ export class AppModule {
         MembersController,
         ApiKeysController,
         DomainsController,
+        SuppressionsController,
+        MessagesController,
+        V1EmailController,
       ],
       providers: [
         { provide: GatewayConfig, useValue: config },
@@ -55,6 +62,8 @@ export class AppModule {
         IdempotencyPurger,
         SharedRateLimiter,
         RateLimiter,
+        SendPayloads,
+        MessageContents,
         { provide: APP_GUARD, useClass: ScopesGuard },
         { provide: APP_FILTER, useFactory: () => new HttpErrorsFilter(logger) },
       ],

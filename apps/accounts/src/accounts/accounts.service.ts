@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 
 import {
   type AccountRecord,
-  ALL_ACCESS_SCOPES,
   type CreateAccountRequest,
   type CreatedAccount,
   type UpdateAccountBody,
@@ -11,7 +10,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 
-import { ApiKeysService, FULL_ACCESS_LABEL } from '../api-keys/api-keys.service';
+import { ApiKeysService } from '../api-keys/api-keys.service';
 import { MembersService } from '../members/members.service';
 import { UsersService } from '../users/users.service';
 import {
@@ -102,11 +101,7 @@ export class AccountsService {
       });
       await manager.insert(AccountEntity, account);
       await this.members.addInTransaction(manager, account.id, owner.id, 'Administrator');
-      const apiKey = await this.apiKeys.createInTransaction(manager, account.id, {
-        label: FULL_ACCESS_LABEL,
-        scopes: [...ALL_ACCESS_SCOPES],
-        ip_allow_list: [],
-      });
+      const apiKey = await this.apiKeys.createFullAccessInTransaction(manager, account.id);
       return { account: toAccountRecord(account), api_key: apiKey };
     });
   }

@@ -1,4 +1,5 @@
 import { formatScope, type ParsedScope, parseScope } from '@envoi/contracts-accounts';
+import type { ResolvedDomains } from '@envoi/contracts-domains';
 import { canonicalizeAllowList, IpAllowListError } from '@envoi/shared-net';
 
 import { ApiKeysException } from './api-keys.exception';
@@ -34,6 +35,38 @@ export function canonicalizeScopes(requested: readonly string[]): CanonicalScope
       scope: formatScope(scope),
       domain: scope.kind === 'domain' ? scope.domain : null,
     }));
+}
+
+/** A scope ready to store: for a domain scope, also the id of the owned domain it names. */
+export interface GrantedScope extends CanonicalScope {
+  domainId: string | null;
+}
+
+/** The distinct domains named by domain scopes, in order of first appearance. */
+export function scopeDomains(scopes: readonly CanonicalScope[]): string[] {
+  return [...new Set(scopes.flatMap((scope) => (scope.domain === null ? [] : [scope.domain])))];
+}
+
+/**
+ * Attaches domain ids to the scopes from the domains service's answer; the first domain scope
+ * whose domain the account does not own fails the whole grant (platform notes 3.9).
+ */
+export function grantScopes(
+  scopes: readonly CanonicalScope[],
+  resolved: ResolvedDomains,
+): GrantedScope[] {
+  const ids = new Map(resolved.found.map((found) => [found.domain, found.domain_id]));
+  return scopes.map((scope) => {
+    if (scope.domain === null) return { ...scope, domainId: null };
+    const domainId = ids.get(scope.domain);
+    if (domainId === undefined) throw ApiKeysException.domainNotOwned(scope.domain);
+    return { ...scope, domainId };
+  });
+}
+
+/** For scopes known to name no domain (the full-access key): nothing to resolve. */
+export function grantWithoutDomains(scopes: readonly CanonicalScope[]): GrantedScope[] {
+  return grantScopes(scopes, { found: [], missing: [] });
 }
 
 /** Canonical allow list (spec 5.7), or `accounts.invalid_ip_allow_list`. */

@@ -14,6 +14,12 @@ import { ApiKeyEntity } from './api-key.entity';
 /** One scope granted to a key, in canonical form. */
 @Entity({ name: 'api_key_scopes' })
 @Index('api_key_scopes_api_key_id_scope_key', ['apiKeyId', 'scope'], { unique: true })
+// A deleted domain's scopes are found by its id...
+@Index('api_key_scopes_domain_id_idx', ['domainId'], { where: 'domain_id IS NOT NULL' })
+// ...or, for scopes granted before domains were resolved, by its name.
+@Index('api_key_scopes_unresolved_domain_idx', ['domain'], {
+  where: 'domain_id IS NULL AND domain IS NOT NULL',
+})
 export class ApiKeyScopeEntity {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'api_key_scopes_pkey' })
   id!: string;
@@ -39,14 +45,14 @@ export class ApiKeyScopeEntity {
   @Column({ type: 'smallint' })
   position!: number;
 
-  /**
-   * The domain name of a `{domain}` scope, kept so that its domain id can be resolved once the
-   * domains service answers ownership questions; null for static and `:all` scopes.
-   */
+  /** The domain name of a `{domain}` scope; null for static and `:all` scopes. */
   @Column({ type: 'varchar', length: 253, nullable: true })
   domain!: string | null;
 
-  /** The owned domain a `{domain}` scope names; null until domain resolution exists. */
+  /**
+   * The owned domain a `{domain}` scope names (resolved by the domains service when granted);
+   * null for static and `:all` scopes, and for domain scopes granted before resolution existed.
+   */
   @Column({ type: 'uuid', nullable: true })
   domainId!: string | null;
 }

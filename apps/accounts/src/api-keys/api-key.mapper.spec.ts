@@ -26,7 +26,7 @@ const scope = Object.assign(new ApiKeyScopeEntity(), {
   scope: 'messages:send:{example.com}',
   position: 0,
   domain: 'example.com',
-  domainId: null,
+  domainId: '6a0b9a38-0000-4000-8000-0000000000cc',
 });
 
 describe('toApiKeyRecord', () => {
@@ -47,7 +47,7 @@ describe('toApiKeyRecord', () => {
           updated_at: '2026-01-02T03:04:05.678Z',
           api_key_id: '6a0b9a38-0000-4000-8000-000000000001',
           scope: 'messages:send:{example.com}',
-          domain_id: null,
+          domain_id: '6a0b9a38-0000-4000-8000-0000000000cc',
         },
       ],
       ip_allow_list: ['10.0.0.0/8'],

@@ -9,6 +9,11 @@ export const ApiKeysException = {
     new CodedError(AccountsErrorCode.InvalidScope, `invalid scope: ${scope}`),
   duplicateScope: (scope: string) =>
     new CodedError(AccountsErrorCode.InvalidScope, `duplicate scope: ${scope}`),
+  domainNotOwned: (domain: string) =>
+    new CodedError(
+      AccountsErrorCode.DomainNotOwned,
+      `domain ${domain} is not a domain of this account`,
+    ),
   invalidIpAllowList: (message: string) =>
     new CodedError(AccountsErrorCode.InvalidIpAllowList, message),
   nothingToUpdate: () =>

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
 import {
-  AccountsSubjects,
+  ALL_ACCESS_SCOPES,
   type ApiKeyRecord,
   type ApiKeyUse,
   type CreateApiKeyBody,
@@ -11,25 +11,28 @@ import {
 } from '@envoi/contracts-accounts';
 import type { MessageResponse, Page, PageRequest } from '@envoi/contracts-core';
 import { keysetPage } from '@envoi/shared-database';
-import { RpcClient } from '@envoi/shared-nats';
 import { isIpAllowed } from '@envoi/shared-net';
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager, In } from 'typeorm';
 
 import { assertAccountExists } from '../accounts/account-lookup';
 import { ApiKeyEntity } from './api-key.entity';
 import { toApiKeyRecord, toCreatedApiKeyRecord } from './api-key.mapper';
+import { ApiKeyEvents } from './api-key-events';
 import {
   canonicalizeIpAllowList,
   canonicalizeScopes,
-  type CanonicalScope,
+  type GrantedScope,
+  grantWithoutDomains,
   sameAllowList,
   sameScopeSet,
+  scopeDomains,
 } from './api-key-rules';
 import { ApiKeyScopeEntity } from './api-key-scope.entity';
 import { generateApiKey } from './api-key-secret';
 import { ApiKeysException } from './api-keys.exception';
+import { DomainScopesService } from './domain-scopes.service';
 
 interface VerifiedRow {
   key_id: string;
@@ -76,11 +79,10 @@ export const FULL_ACCESS_LABEL = 'Full access';
 
 @Injectable()
 export class ApiKeysService {
-  private readonly logger = new Logger(ApiKeysService.name);
-
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly rpc: RpcClient,
+    private readonly domainScopes: DomainScopesService,
+    private readonly events: ApiKeyEvents,
   ) {}
 
   async list(accountId: string, page: PageRequest): Promise<Page<ApiKeyRecord>> {
@@ -103,26 +105,46 @@ export class ApiKeysService {
     };
   }
 
-  create(accountId: string, body: CreateApiKeyBody): Promise<CreatedApiKeyRecord> {
-    return this.dataSource.transaction((manager) =>
-      this.createInTransaction(manager, accountId, body),
-    );
+  /**
+   * Every domain a scope names must be one of the account's domains (asked of the domains
+   * service before the transaction; nothing is written when it fails or does not answer).
+   */
+  async create(accountId: string, body: CreateApiKeyBody): Promise<CreatedApiKeyRecord> {
+    const canonical = canonicalizeScopes(body.scopes);
+    const ipAllowList = canonicalizeIpAllowList(body.ip_allow_list ?? []);
+    if (scopeDomains(canonical).length > 0) {
+      // An unknown account is not_found, not "domain not owned".
+      await assertAccountExists(this.dataSource.manager, accountId);
+    }
+    const scopes = await this.domainScopes.grant(accountId, canonical);
+    return this.dataSource.transaction(async (manager) => {
+      await this.domainScopes.holdDomains(manager, scopes);
+      return this.insertKey(manager, accountId, body.label, scopes, ipAllowList);
+    });
   }
 
-  /** Creates a key inside the caller's transaction (account creation issues its first key). */
-  async createInTransaction(
+  /** Issues a full-access key inside the caller's transaction (an account's first key). */
+  createFullAccessInTransaction(
     manager: EntityManager,
     accountId: string,
-    body: CreateApiKeyBody,
   ): Promise<CreatedApiKeyRecord> {
-    const scopes = canonicalizeScopes(body.scopes);
-    const ipAllowList = canonicalizeIpAllowList(body.ip_allow_list ?? []);
+    const scopes = grantWithoutDomains(canonicalizeScopes(ALL_ACCESS_SCOPES));
+    return this.insertKey(manager, accountId, FULL_ACCESS_LABEL, scopes, []);
+  }
+
+  private async insertKey(
+    manager: EntityManager,
+    accountId: string,
+    label: string,
+    scopes: readonly GrantedScope[],
+    ipAllowList: string[],
+  ): Promise<CreatedApiKeyRecord> {
     await assertAccountExists(manager, accountId);
     const generated = generateApiKey();
     const key = manager.create(ApiKeyEntity, {
       id: randomUUID(),
       accountId,
-      label: body.label,
+      label,
       publicKey: generated.publicKey,
       secretHash: generated.secretHash,
       ipAllowList,
@@ -141,20 +163,21 @@ export class ApiKeysService {
   }
 
   /**
-   * Null or omitted fields stay unchanged; at least one provided value must differ. A key that
-   * narrows its own allow list must keep the caller's address in it (spec 5.7); a parent managing
-   * a sub-account's key sends no caller and has no such guard.
+   * Null or omitted fields stay unchanged; at least one provided value must differ. New scopes
+   * name only the account's domains, as on creation. A key that narrows its own allow list must
+   * keep the caller's address in it (spec 5.7); a parent managing a sub-account's key sends no
+   * caller and has no such guard.
    */
   async update(request: UpdateApiKeyRequest): Promise<ApiKeyRecord> {
     const { account_id: accountId, key_id: keyId, changes, caller } = request;
+    const scopes = await this.grantRequestedScopes(accountId, keyId, changes.scopes ?? null);
     const record = await this.dataSource.transaction(async (manager) => {
+      if (scopes !== null) await this.domainScopes.holdDomains(manager, scopes);
       const key = await this.findKey(manager, accountId, keyId, true);
       const currentScopes = (await this.scopesByKey(manager, [key.id])).get(key.id) ?? [];
 
       const label = changes.label ?? null;
-      const requestedScopes = changes.scopes ?? null;
       const requestedAllowList = changes.ip_allow_list ?? null;
-      const scopes = requestedScopes === null ? null : canonicalizeScopes(requestedScopes);
       // `[]` is a value: it clears the list.
       const ipAllowList =
         requestedAllowList === null ? null : canonicalizeIpAllowList(requestedAllowList);
@@ -197,8 +220,25 @@ export class ApiKeysService {
       const updatedScopes = (await this.scopesByKey(manager, [key.id])).get(key.id) ?? [];
       return toApiKeyRecord(updated, updatedScopes);
     });
-    this.announceChange(keyId, accountId);
+    this.events.changed(keyId, accountId);
     return record;
+  }
+
+  /**
+   * The requested scopes, canonical and with their domains resolved; null when not requested.
+   * An unknown key answers not_found before the domains service is asked anything.
+   */
+  private async grantRequestedScopes(
+    accountId: string,
+    keyId: string,
+    requested: readonly string[] | null,
+  ): Promise<GrantedScope[] | null> {
+    if (requested === null) return null;
+    const canonical = canonicalizeScopes(requested);
+    if (scopeDomains(canonical).length > 0) {
+      await this.findKey(this.dataSource.manager, accountId, keyId);
+    }
+    return this.domainScopes.grant(accountId, canonical);
   }
 
   async delete(accountId: string, keyId: string): Promise<MessageResponse> {
@@ -211,7 +251,7 @@ export class ApiKeysService {
       .execute();
     const deleted = (result.raw as Array<{ label: string }>)[0];
     if (!deleted) throw ApiKeysException.notFound();
-    this.announceChange(keyId, accountId);
+    this.events.changed(keyId, accountId);
     return { message: `api key ${keyId} (${deleted.label}) deleted successfully` };
   }
 
@@ -278,7 +318,7 @@ export class ApiKeysService {
   private async insertScopes(
     manager: EntityManager,
     apiKeyId: string,
-    scopes: readonly CanonicalScope[],
+    scopes: readonly GrantedScope[],
   ): Promise<ApiKeyScopeEntity[]> {
     if (scopes.length === 0) return [];
     const entities = scopes.map((scope, position) =>
@@ -288,24 +328,33 @@ export class ApiKeysService {
         scope: scope.scope,
         position,
         domain: scope.domain,
-        domainId: null,
+        domainId: scope.domainId,
       }),
     );
     await manager.insert(ApiKeyScopeEntity, entities);
     return entities;
   }
 
-  /** Scopes kept keep their records (id, created_at); removed ones go; new ones are granted. */
+  /**
+   * Scopes kept keep their records (id, created_at), with the domain id just resolved (a scope
+   * granted before resolution existed gets one); removed ones go; new ones are granted.
+   */
   private async replaceScopes(
     manager: EntityManager,
     apiKeyId: string,
     current: readonly ApiKeyScopeEntity[],
-    next: readonly CanonicalScope[],
+    next: readonly GrantedScope[],
   ): Promise<void> {
-    const wanted = new Set(next.map((scope) => scope.scope));
+    const wanted = new Map(next.map((scope) => [scope.scope, scope]));
     const removed = current.filter((scope) => !wanted.has(scope.scope));
     if (removed.length > 0) {
       await manager.delete(ApiKeyScopeEntity, { id: In(removed.map((scope) => scope.id)) });
+    }
+    for (const scope of current) {
+      const domainId = wanted.get(scope.scope)?.domainId;
+      if (domainId && domainId !== scope.domainId) {
+        await manager.update(ApiKeyScopeEntity, { id: scope.id }, { domainId });
+      }
     }
     const held = new Set(current.map((scope) => scope.scope));
     await this.insertScopes(
@@ -313,14 +362,5 @@ export class ApiKeysService {
       apiKeyId,
       next.filter((scope) => !held.has(scope.scope)),
     );
-  }
-
-  /** Tells every gateway replica to drop its cached verification of the key. */
-  private announceChange(keyId: string, accountId: string): void {
-    try {
-      this.rpc.emit(AccountsSubjects.apiKeyChanged, { key_id: keyId, account_id: accountId });
-    } catch (error) {
-      this.logger.error(`could not announce the change of api key ${keyId}: ${String(error)}`);
-    }
   }
 }

@@ -6,6 +6,7 @@ import type { DataSourceOptions } from 'typeorm';
 import { AccountEntity } from '../accounts/account.entity';
 import { ApiKeyEntity } from '../api-keys/api-key.entity';
 import { ApiKeyScopeEntity } from '../api-keys/api-key-scope.entity';
+import { DeletedDomainEntity } from '../api-keys/deleted-domain.entity';
 import { MemberEntity } from '../members/member.entity';
 import { UserEntity } from '../users/user.entity';
 
@@ -17,6 +18,7 @@ export const ACCOUNTS_ENTITIES = [
   MemberEntity,
   ApiKeyEntity,
   ApiKeyScopeEntity,
+  DeletedDomainEntity,
 ];
 
 /**

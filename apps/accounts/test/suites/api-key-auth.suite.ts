@@ -28,8 +28,10 @@ export function apiKeyAuthSuite(getApp: () => AccountsTestApp): void {
     async function createKey(
       scopes: string[] = ['messages:send:all'],
       ipAllowList: string[] = [],
+      domains: string[] = [],
     ): Promise<CreatedApiKeyRecord> {
       const { account } = await app.createAccount();
+      for (const domain of domains) await app.createDomain(account.id, domain);
       return app.rpc.request(AccountsSubjects.createApiKey, {
         account_id: account.id,
         key: { label: 'Test key', scopes, ip_allow_list: ipAllowList },
@@ -48,6 +50,7 @@ export function apiKeyAuthSuite(getApp: () => AccountsTestApp): void {
         const key = await createKey(
           ['domains:read', 'messages:send:{example.com}'],
           ['192.0.2.1', '2001:db8::/32'],
+          ['example.com'],
         );
 
         const verified = await app.rpc.request(AccountsSubjects.verifyApiKey, {

@@ -158,6 +158,8 @@ export function apiKeysSuite(getApp: () => AccountsTestApp): void {
 
       it('stores scopes in canonical form, keeping the domain of a domain scope', async () => {
         const accountId = await newAccountId();
+        const com = await app.createDomain(accountId, 'example.com');
+        const org = await app.createDomain(accountId, 'example.org');
 
         const key = await createKey(accountId, {
           scopes: ['messages:send:{Example.COM.}', 'webhooks:read:{example.org}'],
@@ -167,7 +169,7 @@ export function apiKeysSuite(getApp: () => AccountsTestApp): void {
           'messages:send:{example.com}',
           'webhooks:read:{example.org}',
         ]);
-        expect(key.scopes.every((scope) => scope.domain_id === null)).toBe(true);
+        expect(key.scopes.map((scope) => scope.domain_id)).toEqual([com.id, org.id]);
         const rows = await app.dataSource.query<Array<{ scope: string; domain: string | null }>>(
           'SELECT scope, domain FROM accounts.api_key_scopes WHERE api_key_id = $1 ORDER BY position',
           [key.id],
@@ -180,6 +182,7 @@ export function apiKeysSuite(getApp: () => AccountsTestApp): void {
 
       it('drops a domain scope already covered by the same action’s :all', async () => {
         const accountId = await newAccountId();
+        await app.createDomain(accountId, 'example.com');
 
         const key = await createKey(accountId, {
           scopes: [
@@ -425,7 +428,9 @@ export function apiKeysSuite(getApp: () => AccountsTestApp): void {
       });
 
       it('replaces the scopes, keeping the records of the scopes that stay', async () => {
-        const key = await createKey(await newAccountId(), {
+        const accountId = await newAccountId();
+        await app.createDomain(accountId, 'example.com');
+        const key = await createKey(accountId, {
           scopes: ['domains:read', 'messages:send:all'],
         });
         const kept = key.scopes.find((scope) => scope.scope === 'messages:send:all');

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
 import type { DomainRecord } from '@envoi/contracts-domains';
-import type { DnsTestRecord } from '@envoi/shared-testing';
 
 import {
   type AccountSession,
@@ -9,34 +8,8 @@ import {
   createAccountSession,
   createKey,
 } from '../support/account-session';
-import { publishDns } from '../support/dns-zone';
+import { publishRecords, uniqueDomain } from '../support/domains';
 import { expectError } from '../support/expect-error';
-
-type DnsRecord = DomainRecord['dns_records'][number];
-
-function uniqueDomain(): string {
-  return `d${randomUUID().slice(0, 12)}.example.test`;
-}
-
-/** The record a customer would publish for one of the domain's `dns_records`. */
-function toTestRecord(record: DnsRecord): DnsTestRecord {
-  if (record.type === 'TXT') return { type: 'TXT', value: record.content };
-  if (record.type === 'CNAME') return { type: 'CNAME', target: record.content };
-  const [priority, exchange] = record.content.split(/\s+/);
-  return { type: 'MX', exchange: exchange ?? '', priority: Number(priority) };
-}
-
-/** Publishes the records the domain asks for (all of them, or those `keep` selects). */
-async function publishRecords(
-  domain: DomainRecord,
-  keep: (record: DnsRecord) => boolean = () => true,
-): Promise<void> {
-  const names: Record<string, DnsTestRecord[]> = {};
-  for (const record of domain.dns_records.filter(keep)) {
-    (names[record.host] ??= []).push(toTestRecord(record));
-  }
-  await publishDns(names);
-}
 
 describe('sending domains (issue 4)', () => {
   let session: AccountSession;

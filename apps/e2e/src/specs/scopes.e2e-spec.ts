@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
+import { pollUntil } from '@envoi/shared-testing';
+
 import {
   type AccountSession,
   closeSessions,
@@ -152,6 +154,9 @@ describe('scopes', () => {
     let session: AccountSession;
     beforeAll(async () => {
       session = await createAccountSession();
+      // Domain scopes must name a domain of the account (platform notes 3.9).
+      const owned = await session.api.post(session.path('/domains'), { domain: 'example.com' });
+      expect(owned.status).toBe(201);
     });
 
     it.each([
@@ -186,6 +191,29 @@ describe('scopes', () => {
       const id = (response.body as { id: string }).id;
       const fetched = await session.api.get(session.path(`/api-keys/${id}`));
       expect(scopeNames(fetched)).toEqual(['messages:send:{example.com}']);
+    });
+
+    it('rejects a domain scope for a domain the account does not own', async () => {
+      const response = await createWithScopes(session, ['messages:send:{not-owned.example.org}']);
+      expectError(response, 400, 'domain not-owned.example.org is not a domain of this account');
+    });
+
+    it('removes the scopes of a domain when the domain is deleted', async () => {
+      const name = `gone-${randomUUID().slice(0, 8)}.example.com`;
+      expect((await session.api.post(session.path('/domains'), { domain: name })).status).toBe(201);
+      const created = await createWithScopes(session, [`messages:send:{${name}}`, 'accounts:read']);
+      expect(created.status).toBe(201);
+      const id = (created.body as { id: string }).id;
+
+      expect((await session.api.delete(session.path(`/domains/${name}`))).status).toBe(200);
+
+      await pollUntil(
+        () => session.api.get(session.path(`/api-keys/${id}`)),
+        (response) => !scopeNames(response).includes(`messages:send:{${name}}`),
+        { timeoutMs: 10_000, what: 'the deleted domain to leave the key scopes' },
+      );
+      const fetched = await session.api.get(session.path(`/api-keys/${id}`));
+      expect(scopeNames(fetched)).toEqual(['accounts:read']);
     });
 
     it('drops a domain scope held alongside the same action with :all', async () => {

@@ -1,9 +1,16 @@
 import { AccountsErrorCode } from '@envoi/contracts-accounts';
 import { CommonErrorCode } from '@envoi/contracts-core';
 import { DomainsErrorCode } from '@envoi/contracts-domains';
+import { MessagesErrorCode } from '@envoi/contracts-messages';
+import { SuppressionsErrorCode } from '@envoi/contracts-suppressions';
 
 /** Every error code any service can raise. Adding a code without a status fails to compile. */
-export type ServiceErrorCode = CommonErrorCode | AccountsErrorCode | DomainsErrorCode;
+export type ServiceErrorCode =
+  | CommonErrorCode
+  | AccountsErrorCode
+  | DomainsErrorCode
+  | MessagesErrorCode
+  | SuppressionsErrorCode;
 
 const STATUS_BY_CODE: { readonly [Code in ServiceErrorCode]: number } = {
   [CommonErrorCode.ValidationFailed]: 400,
@@ -22,6 +29,7 @@ const STATUS_BY_CODE: { readonly [Code in ServiceErrorCode]: number } = {
   [AccountsErrorCode.InvalidIpAllowList]: 400,
   [AccountsErrorCode.NothingToUpdate]: 400,
   [AccountsErrorCode.SelfLockout]: 409,
+  [AccountsErrorCode.DomainNotOwned]: 400,
 
   [DomainsErrorCode.DomainNotFound]: 404,
   [DomainsErrorCode.DomainAlreadyExists]: 409,
@@ -32,6 +40,21 @@ const STATUS_BY_CODE: { readonly [Code in ServiceErrorCode]: number } = {
   [DomainsErrorCode.DkimSelectorLocked]: 400,
   [DomainsErrorCode.InvalidDkimPrivateKey]: 400,
   [DomainsErrorCode.DnsCheckUnavailable]: 503,
+
+  [SuppressionsErrorCode.NotFound]: 404,
+  [SuppressionsErrorCode.AlreadyExists]: 409,
+  [SuppressionsErrorCode.InvalidEmail]: 400,
+  [SuppressionsErrorCode.InvalidDomain]: 400,
+  [SuppressionsErrorCode.InvalidExpiry]: 400,
+  [SuppressionsErrorCode.InvalidTimeRange]: 400,
+
+  [MessagesErrorCode.InvalidMessage]: 400,
+  [MessagesErrorCode.SenderDomainNotOwned]: 400,
+  [MessagesErrorCode.SenderDomainNotVerified]: 400,
+  [MessagesErrorCode.TemplateError]: 400,
+  [MessagesErrorCode.MessageNotFound]: 404,
+  [MessagesErrorCode.MessageNotCancellable]: 400,
+  [MessagesErrorCode.UploadUnavailable]: 503,
 };
 
 /** The HTTP status of a service error code; unknown codes are internal errors. */

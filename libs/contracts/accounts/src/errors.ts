@@ -7,6 +7,8 @@ export enum AccountsErrorCode {
   ApiKeyNotFound = 'accounts.api_key_not_found',
   InvalidApiKey = 'accounts.invalid_api_key',
   InvalidScope = 'accounts.invalid_scope',
+  /** A domain scope names a domain the account does not own (or no longer owns). */
+  DomainNotOwned = 'accounts.domain_not_owned',
   InvalidIpAllowList = 'accounts.invalid_ip_allow_list',
   NothingToUpdate = 'accounts.nothing_to_update',
   SelfLockout = 'accounts.self_lockout',

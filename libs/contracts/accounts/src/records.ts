@@ -34,7 +34,9 @@ export interface ApiKeyScopeRecord {
   created_at: string;
   updated_at: string;
   api_key_id: string;
+  /** Canonical scope string; a domain scope keeps its domain name (`messages:send:{example.com}`). */
   scope: string;
+  /** The owned domain a domain scope names; null for static and `:all` scopes. */
   domain_id: string | null;
 }
 
@@ -61,6 +63,7 @@ export interface VerifiedApiKey {
   key_id: string;
   account_id: string;
   parent_account_id: string | null;
+  /** Scope strings, domain scopes by name (`messages:send:{example.com}`); may be empty. */
   scopes: string[];
   ip_allow_list: string[];
 }

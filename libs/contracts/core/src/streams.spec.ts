@@ -1,5 +1,5 @@
 import { isHostname, normalizeDomainName } from './hostnames';
-import { streamSubject } from './streams';
+import { deliveryJobSubject, streamSubject } from './streams';
 
 describe('streamSubject', () => {
   it('names a subject of the events stream', () => {
@@ -28,5 +28,15 @@ describe('hostnames', () => {
     expect(isHostname('mail.example.com')).toBe(true);
     expect(isHostname('example')).toBe(false);
     expect(isHostname('1.2.3.4')).toBe(false);
+  });
+});
+
+describe('deliveryJobSubject', () => {
+  it('names the subject of the delivery work queue', () => {
+    expect(deliveryJobSubject()).toEqual({
+      kind: 'stream',
+      stream: 'DELIVERY',
+      name: 'delivery.jobs',
+    });
   });
 });

@@ -9,6 +9,15 @@ export const EVENTS_STREAM = 'EVENTS';
 export const EVENTS_SUBJECT_PREFIX = 'events';
 export const EVENTS_STREAM_SUBJECTS: readonly string[] = [`${EVENTS_SUBJECT_PREFIX}.>`];
 
+/**
+ * Durable work for the delivery workers: a work-queue stream (a message is removed once a worker
+ * acknowledges it). Jobs are small references (a message id), never message content; each
+ * carries its outbox row id as `Nats-Msg-Id`.
+ */
+export const DELIVERY_STREAM = 'DELIVERY';
+export const DELIVERY_JOBS_SUBJECT = 'delivery.jobs';
+export const DELIVERY_STREAM_SUBJECTS: readonly string[] = [DELIVERY_JOBS_SUBJECT];
+
 /** A subject of a durable stream, with its event type attached (phantom type). */
 export interface StreamSubject<Event> {
   readonly kind: 'stream';
@@ -22,6 +31,11 @@ const STREAM_SUBJECT_PATTERN = /^events(\.[a-z][a-z0-9_-]*)+$/;
 export function streamSubject<Event>(name: string): StreamSubject<Event> {
   if (!STREAM_SUBJECT_PATTERN.test(name)) throw new Error(`invalid stream subject: ${name}`);
   return { kind: 'stream', stream: EVENTS_STREAM, name };
+}
+
+/** The subject of the delivery work queue, with its job type attached. */
+export function deliveryJobSubject<Job>(): StreamSubject<Job> {
+  return { kind: 'stream', stream: DELIVERY_STREAM, name: DELIVERY_JOBS_SUBJECT };
 }
 
 export type StreamEventOf<S> = S extends StreamSubject<infer Event> ? Event : never;

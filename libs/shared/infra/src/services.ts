@@ -7,5 +7,7 @@ export interface PlatformService {
 export const PLATFORM_SERVICES: readonly PlatformService[] = [
   { name: 'accounts', migrations: true },
   { name: 'domains', migrations: true },
+  { name: 'suppressions', migrations: true },
+  { name: 'messages', migrations: true },
   { name: 'gateway', migrations: true },
 ];

@@ -1,6 +1,6 @@
-import { EVENTS_STREAM } from '@envoi/contracts-core';
+import { DELIVERY_STREAM, EVENTS_STREAM } from '@envoi/contracts-core';
 
-import { eventsStreamDefinition } from './event-stream';
+import { deliveryStreamDefinition, eventsStreamDefinition } from './event-stream';
 import { DEFAULT_OUTBOX_RELAY_OPTIONS } from './outbox-relay';
 
 describe('eventsStreamDefinition', () => {
@@ -19,6 +19,27 @@ describe('eventsStreamDefinition', () => {
       name: 'EVENTS',
       replicas: 3,
       maxAgeMs: 1_000,
+    });
+  });
+});
+
+describe('deliveryStreamDefinition', () => {
+  it('is a work queue of delivery jobs that outlives every schedule and retry window', () => {
+    expect(deliveryStreamDefinition()).toEqual({
+      name: DELIVERY_STREAM,
+      subjects: ['delivery.jobs'],
+      maxAgeMs: 14 * 24 * 3_600_000,
+      duplicateWindowMs: 600_000,
+      replicas: 1,
+      retention: 'workqueue',
+    });
+  });
+
+  it('takes overrides for the limits only', () => {
+    expect(deliveryStreamDefinition({ replicas: 3 })).toMatchObject({
+      name: 'DELIVERY',
+      replicas: 3,
+      retention: 'workqueue',
     });
   });
 });

@@ -1,4 +1,9 @@
-import { EVENTS_STREAM, EVENTS_STREAM_SUBJECTS } from '@envoi/contracts-core';
+import {
+  DELIVERY_STREAM,
+  DELIVERY_STREAM_SUBJECTS,
+  EVENTS_STREAM,
+  EVENTS_STREAM_SUBJECTS,
+} from '@envoi/contracts-core';
 import {
   DiscardPolicy,
   type JetStreamManager,
@@ -18,6 +23,11 @@ export interface StreamDefinition {
   /** How long the stream remembers a `Nats-Msg-Id` to drop a duplicate publication. */
   duplicateWindowMs: number;
   replicas: number;
+  /**
+   * `limits` (default): messages stay until they age out, for any number of consumers.
+   * `workqueue`: a message is removed once a consumer acknowledges it (one consumer per subject).
+   */
+  retention?: 'limits' | 'workqueue';
 }
 
 /** The stream of domain events every outbox relay publishes into. */
@@ -30,6 +40,24 @@ export function eventsStreamDefinition(
     maxAgeMs: overrides.maxAgeMs ?? 7 * 24 * 3_600_000,
     duplicateWindowMs: overrides.duplicateWindowMs ?? 10 * 60_000,
     replicas: overrides.replicas ?? 1,
+  };
+}
+
+/**
+ * The delivery work queue: jobs stay until a delivery worker acknowledges them (or for two weeks,
+ * well beyond the longest schedule and retry window). The messages service's relay publishes
+ * into it.
+ */
+export function deliveryStreamDefinition(
+  overrides: Partial<Omit<StreamDefinition, 'name' | 'subjects' | 'retention'>> = {},
+): StreamDefinition {
+  return {
+    name: DELIVERY_STREAM,
+    subjects: DELIVERY_STREAM_SUBJECTS,
+    maxAgeMs: overrides.maxAgeMs ?? 14 * 24 * 3_600_000,
+    duplicateWindowMs: overrides.duplicateWindowMs ?? 10 * 60_000,
+    replicas: overrides.replicas ?? 1,
+    retention: 'workqueue',
   };
 }
 
@@ -54,7 +82,8 @@ export async function ensureStream(
     name: definition.name,
     subjects: [...definition.subjects],
     storage: StorageType.File,
-    retention: RetentionPolicy.Limits,
+    retention:
+      definition.retention === 'workqueue' ? RetentionPolicy.Workqueue : RetentionPolicy.Limits,
     discard: DiscardPolicy.Old,
     max_age: nanos(definition.maxAgeMs),
     duplicate_window: nanos(definition.duplicateWindowMs),

@@ -5,7 +5,10 @@ import { ensureStream, type StreamDefinition } from './event-stream';
 import { OutboxMessageEntity } from './outbox-message.entity';
 
 export interface OutboxRelayOptions {
+  /** The events stream (created at start). */
   stream: StreamDefinition;
+  /** Other streams rows may target (a work queue of jobs), created at start too. */
+  streams?: readonly StreamDefinition[];
   /** Events published per transaction. */
   batchSize: number;
   /** Pause between runs when there is nothing to publish (a notify() cuts it short). */
@@ -14,7 +17,7 @@ export interface OutboxRelayOptions {
   maxBatchesPerRun: number;
   /** How long to wait for the stream's acknowledgement of one event. */
   publishTimeoutMs: number;
-  /** Published events are purged from the table after this long. */
+  /** Published (and cancelled) rows are purged from the table after this long. */
   retentionMs: number;
   /** Rows purged at most per run. */
   purgeBatchSize: number;
@@ -36,11 +39,14 @@ export interface OutboxRelayLogger {
 const encoder = new TextEncoder();
 
 /**
- * Publishes outbox rows to JetStream, oldest first, each with `Nats-Msg-Id` = its id, and marks
- * them published once the stream acknowledged them. Replicas share the work: each claims a batch
- * with `FOR UPDATE SKIP LOCKED`. A crash between the acknowledgement and the commit republishes
- * the batch, which the stream drops as duplicates within its window (consumers deduplicate on the
- * event id beyond it). Runs are bounded in batches; a failure is retried at the next run.
+ * Publishes due outbox rows to JetStream (their `available_at` has come; cancelled rows never),
+ * oldest first, each into its stream with `Nats-Msg-Id` = its id, and marks them published once
+ * the stream acknowledged them. Replicas share the work: each claims a batch with
+ * `FOR UPDATE SKIP LOCKED`, so a row being published is locked and a concurrent cancellation
+ * waits for the outcome. A crash between the acknowledgement and the commit republishes the
+ * batch, which the stream drops as duplicates within its window (consumers deduplicate on the id
+ * beyond it). Runs are bounded in batches; a failure is retried at the next run. A row that comes
+ * due is published at the next run (within `intervalMs`).
  */
 export class OutboxRelay {
   private timer: NodeJS.Timeout | undefined;
@@ -79,12 +85,14 @@ export class OutboxRelay {
   }
 
   /**
-   * Creates the stream if needed, then publishes one batch of pending events; returns how many
-   * were published.
+   * Creates the streams if needed, then publishes one batch of due rows; returns how many were
+   * published.
    */
   async relayBatch(): Promise<number> {
     if (!this.streamReady) {
-      await ensureStream(this.connection, this.options.stream);
+      for (const stream of [this.options.stream, ...(this.options.streams ?? [])]) {
+        await ensureStream(this.connection, stream);
+      }
       this.streamReady = true;
     }
     const js = this.connection.jetstream();
@@ -94,31 +102,41 @@ export class OutboxRelay {
         .setLock('pessimistic_write')
         .setOnLocked('skip_locked')
         .where('outbox.publishedAt IS NULL')
-        .orderBy('outbox.seq', 'ASC')
+        .andWhere('outbox.cancelledAt IS NULL')
+        .andWhere('outbox.availableAt <= now()')
+        .orderBy('outbox.availableAt', 'ASC')
+        .addOrderBy('outbox.seq', 'ASC')
         .limit(this.options.batchSize)
         .getMany();
-      const published: string[] = [];
-      for (const row of rows) {
-        try {
-          await js.publish(row.subject, encoder.encode(JSON.stringify(row.payload)), {
+      // Sent back to back on one connection, so the server receives them in order; only the
+      // acknowledgements are awaited together.
+      const outcomes = await Promise.allSettled(
+        rows.map((row) =>
+          js.publish(row.subject, encoder.encode(JSON.stringify(row.payload)), {
             msgID: row.id,
-            expect: { streamName: this.options.stream.name },
+            expect: { streamName: row.stream },
             timeout: this.options.publishTimeoutMs,
-          });
+          }),
+        ),
+      );
+      const published: string[] = [];
+      for (const [index, outcome] of outcomes.entries()) {
+        const row = rows[index];
+        if (!row) break;
+        if (outcome.status === 'fulfilled') {
           published.push(row.id);
-        } catch (error) {
-          // Later events wait for this one, so that a subject's events keep their order.
-          await manager.update(
-            OutboxMessageEntity,
-            { id: row.id },
-            {
-              failedAttempts: () => 'failed_attempts + 1',
-              lastError: String(error).slice(0, 1_000),
-            },
-          );
-          this.logger.warn(`outbox: publishing ${row.subject} ${row.id} failed: ${String(error)}`);
-          break;
+          continue;
         }
+        // Later rows wait for this one (those the stream already took are dropped as duplicates
+        // when they are published again), so that a subject's events keep their order.
+        const error = String(outcome.reason);
+        await manager.update(
+          OutboxMessageEntity,
+          { id: row.id },
+          { failedAttempts: () => 'failed_attempts + 1', lastError: error.slice(0, 1_000) },
+        );
+        this.logger.warn(`outbox: publishing ${row.subject} ${row.id} failed: ${error}`);
+        break;
       }
       if (published.length > 0) {
         await manager.update(
@@ -131,13 +149,13 @@ export class OutboxRelay {
     });
   }
 
-  /** Deletes published events older than the retention; returns how many. */
+  /** Deletes rows published or cancelled longer than the retention ago; returns how many. */
   async purge(): Promise<number> {
     const cutoff = new Date(Date.now() - this.options.retentionMs);
     const stale = await this.dataSource.manager
       .createQueryBuilder(OutboxMessageEntity, 'outbox')
       .select('outbox.id')
-      .where('outbox.publishedAt < :cutoff', { cutoff })
+      .where('(outbox.publishedAt < :cutoff OR outbox.cancelledAt < :cutoff)', { cutoff })
       .limit(this.options.purgeBatchSize)
       .getMany();
     if (stale.length === 0) return 0;

@@ -3,6 +3,56 @@ import type { EntityManager } from 'typeorm';
 
 import { OutboxMessageEntity } from './outbox-message.entity';
 
+/** One row to publish: an event of the events stream or a job of a work queue. */
+export interface OutboxEntry {
+  /** Unique; becomes the `Nats-Msg-Id`. */
+  id: string;
+  subject: StreamSubject<unknown>;
+  payload: unknown;
+  /** Not published before this time; omitted: as soon as the transaction commits. */
+  availableAt?: Date;
+}
+
+/** A typed entry: the payload must be the subject's type. */
+export function outboxEntry<S extends StreamSubject<unknown>>(
+  subject: S,
+  id: string,
+  payload: StreamEventOf<S>,
+  availableAt?: Date,
+): OutboxEntry {
+  return { id, subject, payload, ...(availableAt ? { availableAt } : {}) };
+}
+
+/**
+ * Records durable rows inside the caller's transaction, in one INSERT: they are published if and
+ * only if the transaction commits, each once it is due.
+ */
+export async function enqueueOutbox(
+  manager: EntityManager,
+  entries: readonly OutboxEntry[],
+): Promise<void> {
+  if (entries.length === 0) return;
+  await manager
+    .createQueryBuilder()
+    .insert()
+    .into(OutboxMessageEntity)
+    .values(
+      entries.map((entry) => ({
+        id: entry.id,
+        stream: entry.subject.stream,
+        subject: entry.subject.name,
+        payload: entry.payload as object,
+        ...(entry.availableAt ? { availableAt: entry.availableAt } : {}),
+        publishedAt: null,
+        cancelledAt: null,
+        failedAttempts: 0,
+        lastError: null,
+      })),
+    )
+    .updateEntity(false)
+    .execute();
+}
+
 /**
  * Records a durable event inside the caller's transaction: it is published if and only if the
  * transaction commits. The event's id becomes its `Nats-Msg-Id`.
@@ -12,12 +62,20 @@ export async function enqueueEvent<S extends StreamSubject<StreamEvent<string, u
   subject: S,
   event: StreamEventOf<S>,
 ): Promise<void> {
-  await manager.insert(OutboxMessageEntity, {
-    id: event.id,
-    subject: subject.name,
-    payload: event,
-    publishedAt: null,
-    failedAttempts: 0,
-    lastError: null,
-  });
+  await enqueueOutbox(manager, [outboxEntry(subject, event.id, event)]);
+}
+
+/**
+ * Withdraws a row that has not been published yet, inside the caller's transaction; false when
+ * it was already published (or withdrawn, or never existed). Waits for a relay that is
+ * publishing it right now, so the answer is final.
+ */
+export async function cancelOutboxEntry(manager: EntityManager, id: string): Promise<boolean> {
+  const result = await manager
+    .createQueryBuilder()
+    .update(OutboxMessageEntity)
+    .set({ cancelledAt: () => 'now()' })
+    .where('id = :id AND published_at IS NULL AND cancelled_at IS NULL', { id })
+    .execute();
+  return (result.affected ?? 0) > 0;
 }

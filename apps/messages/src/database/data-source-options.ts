@@ -1,0 +1,29 @@
+import path from 'node:path';
+
+import { serviceDataSourceOptions } from '@envoi/shared-database';
+import { OutboxMessageEntity } from '@envoi/shared-outbox';
+import type { DataSourceOptions } from 'typeorm';
+
+import { MessageEntity } from '../messages/message.entity';
+import { MessageContentEntity } from '../messages/message-content.entity';
+
+export const MESSAGES_SCHEMA = 'messages';
+
+export const MESSAGES_ENTITIES = [MessageEntity, MessageContentEntity, OutboxMessageEntity];
+
+/**
+ * Migrations are picked up from their folder: `.ts` under jest, `.js` once compiled into dist/.
+ * Only `<epoch>-<PascalName>` files match, never source maps.
+ */
+const MIGRATIONS = path.join(__dirname, 'migrations', '[0-9]*-*.{ts,js}');
+
+/** The messages schema's DataSource options, shared by the app, the migration job and the CLI. */
+export function messagesDataSourceOptions(url: string, poolSize?: number): DataSourceOptions {
+  return serviceDataSourceOptions({
+    url,
+    schema: MESSAGES_SCHEMA,
+    entities: MESSAGES_ENTITIES,
+    migrations: [MIGRATIONS],
+    ...(poolSize === undefined ? {} : { poolSize }),
+  });
+}

@@ -1,0 +1,530 @@
+import { randomUUID } from 'node:crypto';
+
+import { normalizeDomainName, validatePayload } from '@envoi/contracts-core';
+import {
+  type AddressBody,
+  CONVERSATION_ADDRESSES_MAX,
+  CreateConversationBody,
+  type CreateConversationRequest,
+  type CreatedMessageRecord,
+  CreateMessageBody,
+  type CreateMessageRequest,
+  type CreateMessageResult,
+  INLINE_PAYLOAD_MAX_BYTES,
+  type MessageReceptionEvent,
+  MessagesStreamSubjects,
+  type SendContext,
+  type SendOptionsBody,
+  type UploadRef,
+} from '@envoi/contracts-messages';
+import { NATS_CONNECTION, takeUpload, UploadUnavailableError } from '@envoi/shared-nats';
+import {
+  enqueueOutbox,
+  type OutboxEntry,
+  outboxEntry,
+  OutboxRelayService,
+} from '@envoi/shared-outbox';
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { NatsConnection } from 'nats';
+import { DataSource } from 'typeorm';
+
+import {
+  checkContentRules,
+  type ComposeInput,
+  composeMime,
+  ContentRuleError,
+  customHeaders,
+  mergeSubstitutions,
+  renderTemplatesBatch,
+  TemplateRenderError,
+} from '../composition';
+import { AccountDefaultsService } from '../senders/account-defaults.service';
+import {
+  type AuthorizedSender,
+  SenderAuthorizations,
+} from '../senders/sender-authorizations.service';
+import { MessageEntity, type MessageKind } from './message.entity';
+import { MessageContentEntity } from './message-content.entity';
+import { messageIdHeader, uuidv7 } from './message-ids';
+import { MessagesException } from './messages.exception';
+import { checkSchedule, type EffectiveOptions, effectiveOptions } from './send-options';
+import { SuppressionChecks, suppressionKey } from './suppression-checks.service';
+
+/** The text fields templates apply to. */
+interface Content {
+  subject: string;
+  text?: string;
+  html?: string;
+  amp?: string;
+}
+
+/** What every message of one send shares. */
+interface SendSetting {
+  accountId: string;
+  sender: AuthorizedSender;
+  options: EffectiveOptions;
+  suppressed: Map<string, string>;
+  now: Date;
+}
+
+/** One message about to be stored: its row, its content and what announces it. */
+interface Draft {
+  id: string;
+  header: string;
+  /** The recipient shown in lists and events (a conversation's first one), as given. */
+  recipient: string;
+  /** Lowercase, without duplicates: where it is delivered. */
+  envelope: string[];
+  subject: string;
+  compose: ComposeInput;
+}
+
+function emailDomain(email: string): string {
+  return email.slice(email.lastIndexOf('@') + 1);
+}
+
+function contentOf(body: SendOptionsBody): Content {
+  return {
+    subject: body.subject,
+    ...(body.text_content !== undefined ? { text: body.text_content } : {}),
+    ...(body.html_content !== undefined ? { html: body.html_content } : {}),
+    ...(body.amp_content !== undefined ? { amp: body.amp_content } : {}),
+  };
+}
+
+/** Spec 4.2 rules 1, 4, 5 and the header rules, as the composition module states them. */
+function applyContentRules(body: SendOptionsBody, kind: MessageKind): void {
+  try {
+    checkContentRules(body, kind);
+  } catch (error) {
+    if (error instanceof ContentRuleError) throw MessagesException.invalid(error.message);
+    throw error;
+  }
+}
+
+/** The MIME message; its own header checks (defence in depth) are content rules too. */
+async function compose(input: ComposeInput): Promise<Buffer> {
+  try {
+    return await composeMime(input);
+  } catch (error) {
+    if (error instanceof ContentRuleError) throw MessagesException.invalid(error.message);
+    throw error;
+  }
+}
+
+/**
+ * Renders the templates once per recipient (recipient substitutions over global ones); a failure
+ * names the field and, when there are several, the recipient.
+ */
+function renderEach(
+  content: Content,
+  substitutions: Record<string, unknown>[],
+  positions: number[],
+): Content[] {
+  try {
+    return renderTemplatesBatch(content, substitutions, { always: true });
+  } catch (error) {
+    if (!(error instanceof TemplateRenderError)) throw error;
+    const position = error.index === undefined ? undefined : positions[error.index];
+    throw MessagesException.template(
+      position === undefined || positions.length === 1
+        ? error.message
+        : `recipients[${position}]: ${error.message}`,
+    );
+  }
+}
+
+/** Echoed as given; `schedule` only when the request had one (spec 2.2). */
+function scheduleEcho(body: SendOptionsBody): Pick<CreatedMessageRecord, 'schedule'> {
+  const schedule = body.schedule;
+  if (schedule === undefined) return {};
+  return {
+    schedule: {
+      ...(schedule.first_attempt !== undefined ? { first_attempt: schedule.first_attempt } : {}),
+      ...(schedule.expires !== undefined ? { expires: schedule.expires } : {}),
+    },
+  };
+}
+
+type RecipientEcho = CreatedMessageRecord['recipient'];
+
+function echoOf(address: AddressBody & { substitutions?: Record<string, unknown> }): RecipientEcho {
+  return {
+    email: address.email,
+    name: address.name ?? '',
+    ...(address.substitutions !== undefined ? { substitutions: address.substitutions } : {}),
+  };
+}
+
+function suppressedEntry(
+  recipient: RecipientEcho,
+  reason: string,
+  body: SendOptionsBody,
+): CreatedMessageRecord {
+  return {
+    object: 'message',
+    id: null,
+    recipient,
+    status: 'error',
+    error: reason === '' ? 'recipient is suppressed' : `recipient is suppressed: ${reason}`,
+    ...scheduleEcho(body),
+  };
+}
+
+function acceptedEntry(
+  recipient: RecipientEcho,
+  draft: Draft,
+  options: EffectiveOptions,
+  body: SendOptionsBody,
+): CreatedMessageRecord {
+  return {
+    object: 'message',
+    id: draft.header,
+    recipient,
+    status: options.firstAttemptAt ? 'scheduled' : 'queued',
+    error: null,
+    ...scheduleEcho(body),
+  };
+}
+
+/**
+ * The answer must fit a NATS reply: per-recipient substitutions are echoed only while it does
+ * (a send large enough to come as an upload could otherwise not be answered).
+ */
+function fitReply(data: CreatedMessageRecord[]): CreateMessageResult {
+  const result: CreateMessageResult = { object: 'list', data };
+  if (Buffer.byteLength(JSON.stringify(result), 'utf8') <= INLINE_PAYLOAD_MAX_BYTES) return result;
+  return {
+    object: 'list',
+    data: data.map((entry) => ({
+      ...entry,
+      recipient: { email: entry.recipient.email, name: entry.recipient.name },
+    })),
+  };
+}
+
+/**
+ * Accepts sends (spec 2.1, 2.2, 4.2): validates, authorizes the sender domain, applies the
+ * account's defaults, drops suppressed recipients, renders and composes each message, then
+ * commits every message, its content, its reception event and its delivery job in one
+ * transaction. A reply means everything is committed; the relay publishes from there.
+ */
+@Injectable()
+export class AcceptService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
+    private readonly senders: SenderAuthorizations,
+    private readonly accounts: AccountDefaultsService,
+    private readonly suppressions: SuppressionChecks,
+    private readonly outbox: OutboxRelayService,
+  ) {}
+
+  /** One message per recipient, whose To holds that recipient only. */
+  async createMessage(request: CreateMessageRequest): Promise<CreateMessageResult> {
+    const body = await this.readBody(request, CreateMessageBody);
+    const now = new Date();
+    applyContentRules(body, 'message');
+    const setting = await this.setting(
+      request.account_id,
+      body,
+      body.recipients.map((recipient) => recipient.email),
+      now,
+    );
+    // Content is a template only when substitutions are supplied (platform notes 3.8); v1 has none.
+    const templated =
+      request.api === 'v2' &&
+      (body.substitutions !== undefined ||
+        body.recipients.some((recipient) => recipient.substitutions !== undefined));
+    const headers = customHeaders(body);
+    const positions = body.recipients
+      .map((recipient, index) => ({ recipient, index }))
+      .filter(({ recipient }) => !setting.suppressed.has(suppressionKey(recipient.email)))
+      .map(({ index }) => index);
+    const contents = templated
+      ? renderEach(
+          contentOf(body),
+          positions.map((index) =>
+            mergeSubstitutions(body.substitutions, body.recipients[index]?.substitutions),
+          ),
+          positions,
+        )
+      : positions.map(() => contentOf(body));
+    const drafts: Draft[] = [];
+    const data: CreatedMessageRecord[] = [];
+    for (const recipient of body.recipients) {
+      const echo = echoOf(recipient);
+      const reason = setting.suppressed.get(suppressionKey(recipient.email));
+      if (reason !== undefined) {
+        data.push(suppressedEntry(echo, reason, body));
+        continue;
+      }
+      // The n-th deliverable recipient's rendering.
+      const content = contents[drafts.length] ?? contentOf(body);
+      const draft = this.draft(setting, body, content, headers, { to: [recipient] }, [recipient]);
+      drafts.push(draft);
+      data.push(acceptedEntry(echo, draft, setting.options, body));
+    }
+    await this.store(request, body, setting, 'message', drafts);
+    return fitReply(data);
+  }
+
+  /** One message to to, cc and bcc together (bcc on the envelope only); no templating. */
+  async createConversation(request: CreateConversationRequest): Promise<CreateMessageResult> {
+    const body = await this.readBody(request, CreateConversationBody);
+    const now = new Date();
+    applyContentRules(body, 'conversation');
+    const addresses = [...body.to, ...(body.cc ?? []), ...(body.bcc ?? [])];
+    if (addresses.length > CONVERSATION_ADDRESSES_MAX) {
+      throw MessagesException.invalid(
+        `to, cc and bcc together must not exceed ${CONVERSATION_ADDRESSES_MAX} addresses`,
+      );
+    }
+    const setting = await this.setting(
+      request.account_id,
+      body,
+      addresses.map((address) => address.email),
+      now,
+    );
+    const deliverable = addresses.filter(
+      (address) => !setting.suppressed.has(suppressionKey(address.email)),
+    );
+    const draft =
+      deliverable.length === 0
+        ? undefined
+        : this.draft(
+            setting,
+            body,
+            contentOf(body),
+            customHeaders(body),
+            { to: body.to, ...(body.cc ? { cc: body.cc } : {}) },
+            deliverable,
+          );
+    const data = addresses.map((address) => {
+      const reason = setting.suppressed.get(suppressionKey(address.email));
+      return reason !== undefined || !draft
+        ? suppressedEntry(echoOf(address), reason ?? '', body)
+        : acceptedEntry(echoOf(address), draft, setting.options, body);
+    });
+    await this.store(request, body, setting, 'conversation', draft ? [draft] : []);
+    return fitReply(data);
+  }
+
+  /**
+   * The body, inline or taken from the upload bucket, validated again against its class (the
+   * upload bypasses the transport's validation; an inline one is checked twice, cheaply).
+   */
+  private async readBody<T extends object>(
+    request: { body?: T; upload?: UploadRef },
+    bodyClass: new () => T,
+  ): Promise<T> {
+    if ((request.body === undefined) === (request.upload === undefined)) {
+      throw MessagesException.invalid('exactly one of body and upload must be given');
+    }
+    let plain: unknown = request.body;
+    if (request.upload !== undefined) {
+      let bytes: Buffer;
+      try {
+        bytes = await takeUpload(this.connection, request.upload);
+      } catch (error) {
+        if (error instanceof UploadUnavailableError) {
+          throw MessagesException.uploadUnavailable(error.message);
+        }
+        throw error;
+      }
+      try {
+        plain = JSON.parse(bytes.toString('utf8'));
+      } catch {
+        throw MessagesException.invalid('invalid request body: not JSON');
+      }
+    }
+    const validated = validatePayload(bodyClass, plain);
+    if (!validated.ok) throw MessagesException.invalid(validated.message);
+    return validated.value;
+  }
+
+  /**
+   * Rule 6, then the answers every message of the send needs, asked together: the sender domain
+   * (rule 2, which decides first), the account's defaults and the suppressed recipients.
+   */
+  private async setting(
+    accountId: string,
+    body: SendOptionsBody,
+    emails: string[],
+    now: Date,
+  ): Promise<SendSetting> {
+    const schedule = checkSchedule(body.schedule, now);
+    const domain = emailDomain(body.from.email);
+    const [sender, account, suppressed] = await Promise.allSettled([
+      this.senders.authorize(accountId, domain),
+      this.accounts.get(accountId),
+      this.suppressions.suppressed(accountId, normalizeDomainName(domain), emails),
+    ]);
+    if (sender.status === 'rejected') throw sender.reason;
+    if (account.status === 'rejected') throw account.reason;
+    if (suppressed.status === 'rejected') throw suppressed.reason;
+    return {
+      accountId,
+      sender: sender.value,
+      options: effectiveOptions(body, account.value, schedule, now),
+      suppressed: suppressed.value,
+      now,
+    };
+  }
+
+  private draft(
+    setting: SendSetting,
+    body: SendOptionsBody,
+    content: Content,
+    headers: ComposeInput['headers'],
+    addressed: { to: AddressBody[]; cc?: AddressBody[] },
+    envelope: AddressBody[],
+  ): Draft {
+    const id = uuidv7(setting.now.getTime());
+    const header = messageIdHeader(id, setting.sender.domain);
+    const first = envelope[0];
+    if (!first) throw new Error('a message needs a recipient');
+    return {
+      id,
+      header,
+      recipient: first.email,
+      envelope: [...new Set(envelope.map((address) => address.email.toLowerCase()))],
+      subject: content.subject,
+      compose: {
+        messageId: header,
+        date: setting.now,
+        from: body.from,
+        to: addressed.to,
+        ...(addressed.cc ? { cc: addressed.cc } : {}),
+        ...(body.reply_to ? { replyTo: body.reply_to } : {}),
+        subject: content.subject,
+        ...(content.text !== undefined ? { text: content.text } : {}),
+        ...(content.html !== undefined ? { html: content.html } : {}),
+        ...(content.amp !== undefined ? { amp: content.amp } : {}),
+        attachments: body.attachments ?? [],
+        headers,
+      },
+    };
+  }
+
+  /**
+   * Composes every message, then one transaction with one multi-row INSERT per table: messages,
+   * contents, and the outbox rows (reception events first, then the delivery jobs, due at the
+   * first attempt).
+   */
+  private async store(
+    request: SendContext,
+    body: SendOptionsBody,
+    setting: SendSetting,
+    kind: MessageKind,
+    drafts: Draft[],
+  ): Promise<void> {
+    if (drafts.length === 0) return;
+    const raws = await Promise.all(drafts.map((draft) => compose(draft.compose)));
+    const { options, sender, now } = setting;
+    const jobIds = drafts.map(() => randomUUID());
+    const messages = drafts.map((draft, index): Omit<MessageEntity, 'seq'> => ({
+      id: draft.id,
+      accountId: setting.accountId,
+      domainId: sender.domainId,
+      domain: sender.domain,
+      kind,
+      api: request.api,
+      credentialId: request.credential_id ?? null,
+      sender: body.from.email,
+      recipient: draft.recipient,
+      envelopeRecipients: draft.envelope,
+      subject: draft.subject,
+      tags: body.tags ?? [],
+      status: options.firstAttemptAt ? 'Scheduled' : 'Received',
+      messageIdHeader: draft.header,
+      sandbox: options.sandbox,
+      sandboxResult: options.sandboxResult,
+      trackOpens: options.trackOpens,
+      trackClicks: options.trackClicks,
+      retentionMetadataDays: options.metadataDays,
+      retentionDataDays: options.dataDays,
+      firstAttemptAt: options.firstAttemptAt,
+      expiresAt: options.expiresAt,
+      retainUntil: options.retainUntil,
+      jobId: jobIds[index] ?? randomUUID(),
+      createdAt: now,
+      updatedAt: now,
+      sentAt: null,
+      deliveredAt: null,
+      numAttempts: 0,
+      deliveryAttempts: [],
+      openCount: 0,
+      clickCount: 0,
+      bounceClassification: null,
+    }));
+    const contents = drafts.map((draft, index): Omit<MessageContentEntity, 'message'> => {
+      const raw = raws[index] ?? Buffer.alloc(0);
+      return {
+        messageId: draft.id,
+        raw,
+        size: raw.length,
+        purgeAt: options.purgeContentAt,
+        purgedAt: null,
+      };
+    });
+    const receptions = drafts.map((draft) => {
+      const eventId = randomUUID();
+      return outboxEntry(
+        MessagesStreamSubjects.reception,
+        eventId,
+        receptionEvent(eventId, setting, body, draft),
+      );
+    });
+    const jobs: OutboxEntry[] = messages.map((message) =>
+      outboxEntry(
+        MessagesStreamSubjects.deliveryJobs,
+        message.jobId,
+        { message_id: message.id, account_id: setting.accountId, attempt: 1 },
+        options.firstAttemptAt ?? undefined,
+      ),
+    );
+    await this.dataSource.transaction(async (manager) => {
+      await manager
+        .createQueryBuilder()
+        .insert()
+        .into(MessageEntity)
+        .values(messages)
+        .updateEntity(false)
+        .execute();
+      await manager
+        .createQueryBuilder()
+        .insert()
+        .into(MessageContentEntity)
+        .values(contents)
+        .updateEntity(false)
+        .execute();
+      await enqueueOutbox(manager, [...receptions, ...jobs]);
+    });
+    this.outbox.notify();
+  }
+}
+
+/** The `message.reception` event (reference webhooks.yaml): always a message's first. */
+function receptionEvent(
+  id: string,
+  setting: SendSetting,
+  body: SendOptionsBody,
+  draft: Draft,
+): MessageReceptionEvent {
+  return {
+    id,
+    type: 'message.reception',
+    timestamp: setting.now.toISOString(),
+    data: {
+      account_id: setting.accountId,
+      event: 'on_reception',
+      from: body.from.email,
+      recipient: draft.recipient,
+      subject: draft.subject,
+      message_id_header: draft.header,
+      id: draft.id,
+    },
+  };
+}

@@ -1,0 +1,45 @@
+import { randomBytes } from 'node:crypto';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * A UUIDv7 (RFC 9562): 48 bits of Unix milliseconds, the version, 12 random bits, the variant and
+ * 62 random bits. Time-ordered, so ids sort (and index) by creation.
+ */
+export function uuidv7(nowMs: number = Date.now(), random: Buffer = randomBytes(10)): string {
+  if (!Number.isInteger(nowMs) || nowMs < 0 || nowMs > 0xffff_ffff_ffff) {
+    throw new RangeError(`uuidv7: timestamp out of range: ${nowMs}`);
+  }
+  if (random.length < 10) throw new RangeError('uuidv7: needs 10 random bytes');
+  const bytes = Buffer.alloc(16);
+  bytes.writeUIntBE(nowMs, 0, 6);
+  random.copy(bytes, 6, 0, 10);
+  bytes[6] = 0x70 | ((bytes[6] ?? 0) & 0x0f);
+  bytes[8] = 0x80 | ((bytes[8] ?? 0) & 0x3f);
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** The Message-ID header of a message: `<id@domain>` (platform notes 2.3). */
+export function messageIdHeader(id: string, domain: string): string {
+  return `<${id}@${domain}>`;
+}
+
+export interface ParsedMessageRef {
+  /** The message's uuid, lowercase. */
+  id: string;
+  /** The domain part of `<uuid@domain>`, lowercase; absent for a bare uuid. */
+  domain?: string;
+}
+
+/**
+ * Reads the two accepted forms of a message id: `<uuid@domain>` and the bare uuid (the brackets
+ * are optional). Null for anything else.
+ */
+export function parseMessageRef(raw: string): ParsedMessageRef | null {
+  const value = raw.trim().toLowerCase();
+  if (UUID.test(value)) return { id: value };
+  const match = /^<?([0-9a-f-]{36})@([a-z0-9.-]{1,253})>?$/.exec(value);
+  if (!match?.[1] || !match[2] || !UUID.test(match[1])) return null;
+  return { id: match[1], domain: match[2] };
+}

@@ -1,0 +1,49 @@
+import type { MessageResponse, Page } from '@envoi/contracts-core';
+import {
+  CreateConversationRequest,
+  CreateMessageRequest,
+  type CreateMessageResult,
+  ListMessagesRequest,
+  type MessageRecord,
+  MessageRef,
+  MessagesSubjects,
+  type MessageSummaryRecord,
+} from '@envoi/contracts-messages';
+import { Controller } from '@nestjs/common';
+import { MessagePattern, Payload } from '@nestjs/microservices';
+
+import { AcceptService } from './accept.service';
+import { MessagesService } from './messages.service';
+
+@Controller()
+export class MessagesController {
+  constructor(
+    private readonly accept: AcceptService,
+    private readonly messages: MessagesService,
+  ) {}
+
+  @MessagePattern(MessagesSubjects.createMessage.name)
+  createMessage(@Payload() request: CreateMessageRequest): Promise<CreateMessageResult> {
+    return this.accept.createMessage(request);
+  }
+
+  @MessagePattern(MessagesSubjects.createConversation.name)
+  createConversation(@Payload() request: CreateConversationRequest): Promise<CreateMessageResult> {
+    return this.accept.createConversation(request);
+  }
+
+  @MessagePattern(MessagesSubjects.listMessages.name)
+  list(@Payload() request: ListMessagesRequest): Promise<Page<MessageSummaryRecord>> {
+    return this.messages.list(request);
+  }
+
+  @MessagePattern(MessagesSubjects.getMessage.name)
+  get(@Payload() request: MessageRef): Promise<MessageRecord> {
+    return this.messages.get(request);
+  }
+
+  @MessagePattern(MessagesSubjects.cancelMessage.name)
+  cancel(@Payload() request: MessageRef): Promise<MessageResponse> {
+    return this.messages.cancel(request);
+  }
+}

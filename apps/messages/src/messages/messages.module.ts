@@ -1,0 +1,22 @@
+import { Module } from '@nestjs/common';
+
+import { RetentionPurgeService } from '../retention/retention-purge.service';
+import { AccountDefaultsService } from '../senders/account-defaults.service';
+import { SenderAuthorizations } from '../senders/sender-authorizations.service';
+import { AcceptService } from './accept.service';
+import { MessagesController } from './messages.controller';
+import { MessagesService } from './messages.service';
+import { SuppressionChecks } from './suppression-checks.service';
+
+@Module({
+  controllers: [MessagesController],
+  providers: [
+    SenderAuthorizations,
+    AccountDefaultsService,
+    SuppressionChecks,
+    AcceptService,
+    MessagesService,
+    RetentionPurgeService,
+  ],
+})
+export class MessagesModule {}

@@ -1,0 +1,41 @@
+import { AccountsSubjects } from '@envoi/contracts-accounts';
+import { RpcClient } from '@envoi/shared-nats';
+import { Injectable } from '@nestjs/common';
+
+import { MessagesConfig } from '../messages.config';
+import type { AccountDefaults } from '../messages/send-options';
+import { TtlCache } from './ttl-cache';
+
+const MAX_ENTRIES = 10_000;
+
+/**
+ * An account's tracking and retention defaults (accounts service), reused for a short while:
+ * a change applies to sends accepted after ACCOUNT_CACHE_TTL_MS at the latest.
+ */
+@Injectable()
+export class AccountDefaultsService {
+  private readonly cache = new TtlCache<AccountDefaults>(MAX_ENTRIES);
+
+  constructor(
+    private readonly rpc: RpcClient,
+    private readonly config: MessagesConfig,
+  ) {}
+
+  get(accountId: string): Promise<AccountDefaults> {
+    return this.cache.get(
+      accountId,
+      async () => {
+        const account = await this.rpc.request(AccountsSubjects.getAccount, {
+          account_id: accountId,
+        });
+        return {
+          trackOpens: account.track_opens,
+          trackClicks: account.track_clicks,
+          metadataDays: account.message_metadata_retention,
+          dataDays: account.message_data_retention,
+        };
+      },
+      () => this.config.ACCOUNT_CACHE_TTL_MS,
+    );
+  }
+}

@@ -1,0 +1,91 @@
+import {
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+
+import { SuppressionsConfig } from '../suppressions.config';
+
+/** Batches one run deletes at most before it waits for the next interval. */
+export const MAX_PURGE_BATCHES_PER_RUN = 10;
+
+/**
+ * Deletes up to $1 expired suppressions, oldest expiry first. Replicas purging at the same time
+ * skip each other's rows (SKIP LOCKED) instead of waiting for them.
+ */
+const PURGE_SQL = `
+  WITH purged AS (
+    DELETE FROM suppressions.suppressions
+    WHERE id IN (
+      SELECT id FROM suppressions.suppressions
+      WHERE expires_at <= now()
+      ORDER BY expires_at
+      LIMIT $1
+      FOR UPDATE SKIP LOCKED
+    )
+    RETURNING 1
+  )
+  SELECT count(*)::int AS purged FROM purged`;
+
+/**
+ * Expired suppressions are no suppressions (every read filters them out); this deletes them
+ * periodically, in bounded batches, so the table holds only what matters.
+ */
+@Injectable()
+export class ExpiredPurgeService implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(ExpiredPurgeService.name);
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = true;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly config: SuppressionsConfig,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.stopped = false;
+    this.schedule();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** Deletes expired suppressions in at most MAX_PURGE_BATCHES_PER_RUN batches; returns how many. */
+  async purgeExpired(): Promise<number> {
+    let total = 0;
+    for (let batch = 0; batch < MAX_PURGE_BATCHES_PER_RUN && !this.stopped; batch++) {
+      const rows = await this.dataSource.query<Array<{ purged: number }>>(PURGE_SQL, [
+        this.config.SUPPRESSION_PURGE_BATCH,
+      ]);
+      const purged = rows[0]?.purged ?? 0;
+      total += purged;
+      if (purged < this.config.SUPPRESSION_PURGE_BATCH) break;
+    }
+    return total;
+  }
+
+  private schedule(): void {
+    this.timer = setTimeout(() => {
+      this.running = this.purgeExpired()
+        .then(
+          (purged) => {
+            if (purged > 0) this.logger.log(`purged ${purged} expired suppressions`);
+          },
+          (error: unknown) =>
+            this.logger.warn(`purging expired suppressions failed: ${String(error)}`),
+        )
+        .finally(() => {
+          this.running = undefined;
+          if (!this.stopped) this.schedule();
+        });
+    }, this.config.SUPPRESSION_PURGE_INTERVAL_MS);
+    this.timer.unref();
+  }
+}

@@ -1,0 +1,64 @@
+import type { StreamEvent } from '@envoi/contracts-core';
+import { streamSubject } from '@envoi/contracts-core';
+import type { MessageReceptionData, MessageStatus } from '@envoi/contracts-messages';
+
+/** Hard: the address does not exist or refuses for good; soft: a temporary or policy reason. */
+export type BounceClassification = 'hard' | 'soft';
+
+/** One delivery attempt as the delivery service logged it (shown in `delivery_attempts`). */
+export interface DeliveryAttemptData {
+  /** RFC 3339, when the attempt ended. */
+  time: string;
+  /** The MX host tried (empty for sandbox and for failures before any connection). */
+  remote_host: string;
+  /** The SMTP reply (code, enhanced code, text) or the connection error, one line. */
+  reply: string;
+  /** The status the attempt leads to: Delivered, Deferred, Bounced, Failed, Sandbox …. */
+  status: MessageStatus;
+  /** 1 for the first attempt. */
+  attempt: number;
+}
+
+/**
+ * `data` of the message delivery events: the public webhook payload (webhooks.yaml
+ * MessageWebhookData, with `event`) plus what the messages service needs to move the message's
+ * status. `status` is the status the message moves to; consumers never move a message backwards.
+ */
+export interface DeliveryOutcomeData extends Omit<MessageReceptionData, 'event'> {
+  event: 'on_delivered' | 'on_transient_error' | 'on_failed' | 'on_bounced' | 'on_suppressed';
+  status: MessageStatus;
+  attempt: DeliveryAttemptData;
+  /** Only for bounces. */
+  bounce_classification?: BounceClassification;
+  /** Sandbox messages take simulated outcomes (platform notes 3.1). */
+  sandbox: boolean;
+}
+
+export type MessageDeliveredEvent = StreamEvent<'message.delivered', DeliveryOutcomeData>;
+export type MessageTransientErrorEvent = StreamEvent<
+  'message.transient_error',
+  DeliveryOutcomeData
+>;
+export type MessageFailedEvent = StreamEvent<'message.failed', DeliveryOutcomeData>;
+export type MessageBouncedEvent = StreamEvent<'message.bounced', DeliveryOutcomeData>;
+export type MessageSuppressedEvent = StreamEvent<'message.suppressed', DeliveryOutcomeData>;
+
+export type DeliveryOutcomeEvent =
+  | MessageDeliveredEvent
+  | MessageTransientErrorEvent
+  | MessageFailedEvent
+  | MessageBouncedEvent
+  | MessageSuppressedEvent;
+
+/**
+ * Durable outcome events on the EVENTS stream, published through the delivery service's outbox
+ * (Nats-Msg-Id = event id). The messages service moves statuses from them, the suppressions
+ * service suppresses on hard bounces and failures, the webhooks service fans them out.
+ */
+export const DeliveryStreamSubjects = {
+  delivered: streamSubject<MessageDeliveredEvent>('events.message.delivered'),
+  transientError: streamSubject<MessageTransientErrorEvent>('events.message.transient_error'),
+  failed: streamSubject<MessageFailedEvent>('events.message.failed'),
+  bounced: streamSubject<MessageBouncedEvent>('events.message.bounced'),
+  suppressed: streamSubject<MessageSuppressedEvent>('events.message.suppressed'),
+} as const;

@@ -1,0 +1,38 @@
+import { IsUUID } from 'class-validator';
+
+import type { MessageStatus, StoredObjectRecord } from './records';
+import type { SandboxResult } from './requests';
+
+/** The delivery service asks for what it needs to attempt one message. */
+export class DeliveryViewRequest {
+  @IsUUID() message_id!: string;
+}
+
+/**
+ * A message as the delivery worker sees it: envelope, state, limits and the exact bytes to send.
+ * The raw RFC 5322 message is inline (`content_base64`) when small, otherwise in
+ * MESSAGE_DOWNLOADS_BUCKET (`content_download`, taken with takeUpload).
+ */
+export interface DeliveryView {
+  id: string;
+  message_id_header: string;
+  account_id: string;
+  domain_id: string;
+  /** The sender's domain: selects the DKIM key and the return-path host. */
+  domain: string;
+  sender: string;
+  subject: string;
+  /** One address for a send, every to/cc/bcc address for a conversation message. */
+  envelope_recipients: string[];
+  /** Terminal or cancelled messages are not attempted. */
+  status: MessageStatus;
+  sandbox: boolean;
+  sandbox_result: SandboxResult | null;
+  /** RFC 3339; not attempted before. */
+  first_attempt_at: string | null;
+  /** RFC 3339; dropped (status Expired) when not delivered by then. */
+  expires_at: string | null;
+  tracking: { open: boolean; click: boolean };
+  content_base64?: string;
+  content_download?: StoredObjectRecord;
+}

@@ -1,0 +1,7 @@
+export * from './delivery-view';
+export * from './errors';
+export * from './limits';
+export * from './records';
+export * from './requests';
+export * from './subjects';
+export * from './v1';

@@ -1,0 +1,19 @@
+/** The numbers of spec 2.1 and 8 and of the reference contract, shared by gateway and service. */
+export const RECIPIENTS_MIN = 1;
+export const RECIPIENTS_MAX = 100;
+/** Conversation messages: to, cc and bcc each 1–50, together at most 50. */
+export const CONVERSATION_ADDRESSES_MAX = 50;
+export const RETENTION_METADATA_DAYS = { min: 1, max: 30 } as const;
+export const RETENTION_DATA_DAYS = { min: 0, max: 30 } as const;
+/** schedule.first_attempt within 7 days of the request, schedule.expires within 8. */
+export const FIRST_ATTEMPT_MAX_DAYS = 7;
+export const EXPIRES_MAX_DAYS = 8;
+export const TAGS_MAX = 20;
+export const TAG_MAX_LENGTH = 255;
+export const EMAIL_MAX_LENGTH = 254;
+export const DISPLAY_NAME_MAX_LENGTH = 255;
+export const SUBJECT_MAX_LENGTH = 998;
+export const HEADERS_MAX = 100;
+export const ATTACHMENTS_MAX = 100;
+/** Above this many bytes a request body travels through the upload bucket, not the RPC payload. */
+export const INLINE_PAYLOAD_MAX_BYTES = 512 * 1024;

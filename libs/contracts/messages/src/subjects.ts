@@ -1,0 +1,54 @@
+import type { MessageResponse, Page, StreamEvent } from '@envoi/contracts-core';
+import { deliveryJobSubject, requestSubject, streamSubject } from '@envoi/contracts-core';
+
+import type { DeliveryView, DeliveryViewRequest } from './delivery-view';
+import type {
+  CreateMessageResult,
+  DeliveryJob,
+  MessageReceptionData,
+  MessageRecord,
+  MessageSummaryRecord,
+} from './records';
+import type {
+  CreateConversationRequest,
+  CreateMessageRequest,
+  ListMessagesRequest,
+  MessageRef,
+} from './requests';
+
+export const MessagesSubjects = {
+  /** Accepts a send: one message per recipient, committed with its delivery job (spec 2.1/2.2). */
+  createMessage: requestSubject<CreateMessageRequest, CreateMessageResult>(
+    'messages.message.create.v1',
+  ),
+  /** Accepts one message to to/cc/bcc together. */
+  createConversation: requestSubject<CreateConversationRequest, CreateMessageResult>(
+    'messages.conversation.create.v1',
+  ),
+  listMessages: requestSubject<ListMessagesRequest, Page<MessageSummaryRecord>>(
+    'messages.message.list.v1',
+  ),
+  getMessage: requestSubject<MessageRef, MessageRecord>('messages.message.get.v1'),
+  /** Cancels a scheduled message; it never goes out afterwards. */
+  cancelMessage: requestSubject<MessageRef, MessageResponse>('messages.message.cancel.v1'),
+  /** Internal (delivery workers): a message's envelope, state and raw bytes. */
+  deliveryView: requestSubject<DeliveryViewRequest, DeliveryView>(
+    'messages.message.delivery-view.v1',
+  ),
+} as const;
+
+/** The JetStream object store bucket large request bodies travel through (gateway → messages). */
+export const MESSAGE_UPLOADS_BUCKET = 'message-uploads';
+
+/** The bucket large getMessage contents travel through (messages → gateway); see MessageRecord. */
+export const MESSAGE_DOWNLOADS_BUCKET = 'message-downloads';
+
+export type MessageReceptionEvent = StreamEvent<'message.reception', MessageReceptionData>;
+
+/** Durable events and jobs (JetStream), published through the messages service's outbox. */
+export const MessagesStreamSubjects = {
+  /** A message was accepted and queued (or scheduled): always its first event. */
+  reception: streamSubject<MessageReceptionEvent>('events.message.reception'),
+  /** A message is due for delivery: on the DELIVERY work queue, at its first attempt time. */
+  deliveryJobs: deliveryJobSubject<DeliveryJob>(),
+} as const;

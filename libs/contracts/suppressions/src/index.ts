@@ -1,0 +1,5 @@
+export * from './addresses';
+export * from './errors';
+export * from './records';
+export * from './requests';
+export * from './subjects';

@@ -1,0 +1,123 @@
+import { createHash } from 'node:crypto';
+
+import { nanos, type NatsConnection, NatsError, type ObjectStore, StorageType } from 'nats';
+
+/**
+ * Where an uploaded payload lives and what it must be: a body too large for a NATS message
+ * travels through a JetStream object store bucket, and the reader checks it byte for byte.
+ * Structurally the same as the contracts' UploadRef.
+ */
+export interface UploadObjectRef {
+  bucket: string;
+  name: string;
+  /** Bytes. */
+  size: number;
+  /** SHA-256 of the bytes, lowercase hex. */
+  sha256: string;
+}
+
+/** The referenced upload is gone (taken, expired, never written) or is not what the ref says. */
+export class UploadUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UploadUnavailableError';
+  }
+}
+
+const STREAM_NOT_FOUND = 10059;
+
+/** Object store handles per connection, so that a put or take costs no stream lookup. */
+const handles = new WeakMap<NatsConnection, Map<string, Promise<ObjectStore>>>();
+
+function cached(
+  connection: NatsConnection,
+  bucket: string,
+  open: () => Promise<ObjectStore>,
+): Promise<ObjectStore> {
+  let perConnection = handles.get(connection);
+  if (!perConnection) {
+    perConnection = new Map();
+    handles.set(connection, perConnection);
+  }
+  let handle = perConnection.get(bucket);
+  if (!handle) {
+    handle = open();
+    perConnection.set(bucket, handle);
+    // A failed open is not remembered: the next call tries again.
+    handle.catch(() => perConnection.delete(bucket));
+  }
+  return handle;
+}
+
+function sha256Hex(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/**
+ * Opens the bucket, creating it (file storage, objects expire after `ttlMs`) when it is missing.
+ * An existing bucket keeps its own TTL. Safe to call from every replica at startup.
+ */
+export function ensureUploadBucket(
+  connection: NatsConnection,
+  bucket: string,
+  ttlMs: number,
+): Promise<ObjectStore> {
+  return cached(connection, bucket, () =>
+    connection.jetstream().views.os(bucket, { ttl: nanos(ttlMs), storage: StorageType.File }),
+  );
+}
+
+/**
+ * Stores `bytes` as object `name` of `bucket` (created with `ttlMs` if missing; a previous object
+ * of that name is replaced) and returns the reference the reader needs.
+ */
+export async function putUpload(
+  connection: NatsConnection,
+  bucket: string,
+  name: string,
+  bytes: Uint8Array,
+  ttlMs: number,
+): Promise<UploadObjectRef> {
+  const store = await ensureUploadBucket(connection, bucket, ttlMs);
+  await store.putBlob({ name }, bytes);
+  return { bucket, name, size: bytes.length, sha256: sha256Hex(bytes) };
+}
+
+/** The bucket when it exists; never creates one (a reader has no TTL to give it). */
+function existingBucket(connection: NatsConnection, bucket: string): Promise<ObjectStore> {
+  return cached(connection, bucket, async () => {
+    const jsm = await connection.jetstreamManager();
+    try {
+      await jsm.streams.info(`OBJ_${bucket}`);
+    } catch (error) {
+      if (error instanceof NatsError && error.api_error?.err_code === STREAM_NOT_FOUND) {
+        throw new UploadUnavailableError(`upload bucket ${bucket} does not exist`);
+      }
+      throw error;
+    }
+    return connection.jetstream().views.os(bucket);
+  });
+}
+
+/**
+ * Reads an upload, checks its size and SHA-256 against the reference, deletes it and returns
+ * its bytes. Throws UploadUnavailableError when it is missing or differs (it is then left for
+ * the bucket's TTL); bus failures propagate as they are. A failed delete is not an error: the
+ * bytes were read, and the bucket's TTL removes the object.
+ */
+export async function takeUpload(
+  connection: NatsConnection,
+  ref: UploadObjectRef,
+): Promise<Buffer> {
+  const store = await existingBucket(connection, ref.bucket);
+  const data = await store.getBlob(ref.name);
+  if (data === null) {
+    throw new UploadUnavailableError(`upload ${ref.name} is missing (expired or already taken)`);
+  }
+  const bytes = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  if (bytes.length !== ref.size || sha256Hex(bytes) !== ref.sha256.toLowerCase()) {
+    throw new UploadUnavailableError(`upload ${ref.name} does not match its size and digest`);
+  }
+  await store.delete(ref.name).catch(() => undefined);
+  return bytes;
+}

@@ -1,0 +1,330 @@
+import { randomBytes } from 'node:crypto';
+
+import type { StreamSubject } from '@envoi/contracts-core';
+import {
+  AckPolicy,
+  connect,
+  type JetStreamManager,
+  nanos,
+  type NatsConnection,
+  RetentionPolicy,
+  StorageType,
+} from 'nats';
+
+import {
+  type DurableConsumer,
+  type DurableConsumerOptions,
+  startDurableConsumer,
+  type StreamDelivery,
+} from '../src/jetstream-consumer';
+
+interface TestEvent {
+  n: number;
+}
+
+interface Received {
+  event: TestEvent;
+  delivery: StreamDelivery;
+}
+
+/** Polls until `probe` answers true; fails after `timeoutMs` (tests never sleep blindly). */
+async function eventually(
+  probe: () => Promise<boolean> | boolean,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await probe()) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((done) => (resolve = done));
+  return { promise, resolve };
+}
+
+const silentLogger = { warn: () => undefined, error: () => undefined };
+
+describe('startDurableConsumer (real nats-server with JetStream)', () => {
+  let connection: NatsConnection;
+  let jsm: JetStreamManager;
+  const streams: string[] = [];
+  const consumers: DurableConsumer[] = [];
+
+  beforeAll(async () => {
+    connection = await connect({ servers: (process.env['NATS_URL'] ?? '').split(',') });
+    jsm = await connection.jetstreamManager();
+  });
+
+  afterEach(async () => {
+    await Promise.all(consumers.splice(0).map((consumer) => consumer.stop(2_000)));
+    for (const stream of streams.splice(0)) await jsm.streams.delete(stream).catch(() => false);
+  });
+
+  afterAll(async () => {
+    await connection.drain();
+  });
+
+  /** A subject on a stream of its own (created unless `create` is false). */
+  async function testSubject(create = true): Promise<StreamSubject<TestEvent>> {
+    const id = randomBytes(4).toString('hex');
+    const stream = `TEST_CONSUMER_${id}`;
+    streams.push(stream);
+    if (create) await createStream(stream, id);
+    return { kind: 'stream', stream, name: `tc${id}.happened` };
+  }
+
+  async function createStream(stream: string, id: string): Promise<void> {
+    await jsm.streams.add({
+      name: stream,
+      subjects: [`tc${id}.>`],
+      storage: StorageType.Memory,
+      retention: RetentionPolicy.Limits,
+      duplicate_window: nanos(60_000),
+    });
+  }
+
+  async function publish(subject: StreamSubject<TestEvent>, n: number, msgID?: string) {
+    await connection
+      .jetstream()
+      .publish(subject.name, new TextEncoder().encode(JSON.stringify({ n })), {
+        ...(msgID ? { msgID } : {}),
+      });
+  }
+
+  function start(
+    subject: StreamSubject<TestEvent>,
+    handle: DurableConsumerOptions<TestEvent>['handle'],
+    overrides: Partial<DurableConsumerOptions<TestEvent>> = {},
+  ): DurableConsumer {
+    const consumer = startDurableConsumer<TestEvent>({
+      connection,
+      subject,
+      durable: `durable-${subject.stream.toLowerCase()}`,
+      handle,
+      logger: silentLogger,
+      ackWaitMs: 60_000,
+      expiresMs: 1_000,
+      setupRetryMaxMs: 200,
+      retryDelayMs: () => 50,
+      ...overrides,
+    });
+    consumers.push(consumer);
+    return consumer;
+  }
+
+  function recorder(): {
+    received: Received[];
+    handle: (e: TestEvent, d: StreamDelivery) => Promise<void>;
+  } {
+    const received: Received[] = [];
+    return {
+      received,
+      handle: (event, delivery) => {
+        received.push({ event, delivery });
+        return Promise.resolve();
+      },
+    };
+  }
+
+  async function consumerInfo(subject: StreamSubject<TestEvent>) {
+    return jsm.consumers.info(subject.stream, `durable-${subject.stream.toLowerCase()}`);
+  }
+
+  it('creates the durable consumer, handles messages in order and acknowledges them', async () => {
+    const subject = await testSubject();
+    const { received, handle } = recorder();
+    const consumer = start(subject, handle, { batch: 4, ackWaitMs: 7_000, maxDeliver: 9 });
+    await consumer.ready;
+
+    for (let n = 1; n <= 10; n++) await publish(subject, n, `id-${n}`);
+
+    await eventually(() => received.length === 10, 'ten messages');
+    expect(received.map((r) => r.event.n)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(received[0]?.delivery).toEqual({
+      subject: subject.name,
+      streamSequence: 1,
+      deliveryCount: 1,
+      msgId: 'id-1',
+    });
+    await eventually(async () => {
+      const info = await consumerInfo(subject);
+      return info.num_ack_pending === 0 && info.num_pending === 0;
+    }, 'every message acknowledged');
+    const info = await consumerInfo(subject);
+    expect(info.config).toMatchObject({
+      durable_name: `durable-${subject.stream.toLowerCase()}`,
+      filter_subject: subject.name,
+      ack_policy: AckPolicy.Explicit,
+      ack_wait: nanos(7_000),
+      max_deliver: 9,
+    });
+    expect(info.num_redelivered).toBe(0);
+  });
+
+  it('waits for a stream that does not exist yet', async () => {
+    const subject = await testSubject(false);
+    const { received, handle } = recorder();
+    const consumer = start(subject, handle);
+    let ready = false;
+    void consumer.ready.then(() => (ready = true));
+
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(ready).toBe(false);
+    await createStream(subject.stream, subject.name.slice(2, 10));
+    await consumer.ready;
+    await publish(subject, 1);
+
+    await eventually(() => received.length === 1, 'the message');
+  });
+
+  it('redelivers a failed message after the retry delay until the handler succeeds', async () => {
+    const subject = await testSubject();
+    const attempts: number[] = [];
+    const consumer = start(subject, (_event, delivery) => {
+      attempts.push(delivery.deliveryCount);
+      if (delivery.deliveryCount < 3) {
+        return Promise.reject(new Error(`attempt ${delivery.deliveryCount}`));
+      }
+      return Promise.resolve();
+    });
+    await consumer.ready;
+
+    await publish(subject, 1);
+
+    await eventually(() => attempts.length === 3, 'three deliveries');
+    expect(attempts).toEqual([1, 2, 3]);
+    await eventually(
+      async () => (await consumerInfo(subject)).num_ack_pending === 0,
+      'the acknowledgement',
+    );
+  });
+
+  it('terminates an unreadable message and goes on with the next', async () => {
+    const subject = await testSubject();
+    const { received, handle } = recorder();
+    const errors: string[] = [];
+    const consumer = start(subject, handle, {
+      logger: { warn: () => undefined, error: (message) => errors.push(message) },
+    });
+    await consumer.ready;
+
+    await connection.jetstream().publish(subject.name, new TextEncoder().encode('{oops'));
+    await publish(subject, 2);
+
+    await eventually(() => received.length === 1, 'the readable message');
+    expect(received[0]?.event).toEqual({ n: 2 });
+    expect(errors).toHaveLength(1);
+    await eventually(async () => {
+      const info = await consumerInfo(subject);
+      return info.num_ack_pending === 0 && info.num_redelivered === 0;
+    }, 'nothing left to redeliver');
+  });
+
+  it('shares the durable between replicas: each message is handled once', async () => {
+    const subject = await testSubject();
+    const first = recorder();
+    const second = recorder();
+    await start(subject, first.handle, { batch: 2 }).ready;
+    await start(subject, second.handle, { batch: 2 }).ready;
+
+    for (let n = 1; n <= 40; n++) await publish(subject, n);
+
+    await eventually(
+      () => first.received.length + second.received.length === 40,
+      'forty messages across replicas',
+    );
+    const all = [...first.received, ...second.received].map((r) => r.event.n);
+    expect(new Set(all).size).toBe(40);
+  });
+
+  it('on stop, finishes the message in hand and hands the rest of the batch back at once', async () => {
+    const subject = await testSubject();
+    const release = deferred();
+    const started = deferred();
+    const handled: number[] = [];
+    const consumer = start(
+      subject,
+      async (event) => {
+        if (event.n === 1) {
+          started.resolve();
+          await release.promise;
+        }
+        handled.push(event.n);
+      },
+      { batch: 5 },
+    );
+    await consumer.ready;
+    for (let n = 1; n <= 5; n++) await publish(subject, n);
+    await started.promise;
+
+    const stopping = consumer.stop(5_000);
+    release.resolve();
+    await stopping;
+
+    expect(handled).toEqual([1]);
+    // The ack wait is a minute: the others come back now only because they were handed back.
+    const { received, handle } = recorder();
+    await start(subject, handle, { batch: 5 }).ready;
+    await eventually(() => received.length === 4, 'the four handed-back messages', 5_000);
+    expect(received.map((r) => r.event.n).sort()).toEqual([2, 3, 4, 5]);
+  });
+
+  it('stops within its bound when a handler hangs; the message comes back after the ack wait', async () => {
+    const subject = await testSubject();
+    const started = deferred();
+    const hung = start(
+      subject,
+      () => {
+        started.resolve();
+        return new Promise<void>(() => undefined);
+      },
+      { ackWaitMs: 1_000 },
+    );
+    await hung.ready;
+    await publish(subject, 1);
+    await started.promise;
+
+    const before = Date.now();
+    await hung.stop(300);
+    expect(Date.now() - before).toBeLessThan(2_000);
+
+    const { received, handle } = recorder();
+    await start(subject, handle, { ackWaitMs: 1_000 }).ready;
+    await eventually(() => received.length === 1, 'the redelivery', 5_000);
+    expect(received[0]?.delivery.deliveryCount).toBe(2);
+  });
+
+  it('updates the configuration of an existing durable', async () => {
+    const subject = await testSubject();
+    const first = start(subject, () => Promise.resolve(), { ackWaitMs: 5_000 });
+    await first.ready;
+    await first.stop();
+
+    await start(subject, () => Promise.resolve(), { ackWaitMs: 9_000, maxDeliver: 4 }).ready;
+
+    expect((await consumerInfo(subject)).config).toMatchObject({
+      ack_wait: nanos(9_000),
+      max_deliver: 4,
+    });
+  });
+
+  it('recreates a durable deleted under it', async () => {
+    const subject = await testSubject();
+    const { received, handle } = recorder();
+    const consumer = start(subject, handle);
+    await consumer.ready;
+    await publish(subject, 1);
+    await eventually(() => received.length === 1, 'the first message');
+
+    await jsm.consumers.delete(subject.stream, `durable-${subject.stream.toLowerCase()}`);
+    await publish(subject, 2);
+
+    // A new durable starts from the beginning of the stream: idempotent handlers absorb that.
+    await eventually(() => received.some((r) => r.event.n === 2), 'the message after deletion');
+  });
+});
