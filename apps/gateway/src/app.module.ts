@@ -7,6 +7,7 @@ import { ApiKeyVerifier } from './auth/api-key-verifier.service';
 import { Authenticator } from './auth/authenticator.service';
 import { KeyUsageRecorder } from './auth/key-usage-recorder.service';
 import { ScopesGuard } from './auth/scopes.guard';
+import { GATEWAY_CONTROLLERS } from './controllers';
 import { GatewayDatabase } from './database/gateway-database';
 import { HttpErrorsFilter } from './errors/http-errors.filter';
 import { GatewayConfig } from './gateway.config';
@@ -18,14 +19,6 @@ import { LOGGER } from './logger.provider';
 import { CursorCodec } from './pagination/cursor-codec';
 import { RateLimiter } from './rate-limit/rate-limiter.service';
 import { SharedRateLimiter } from './rate-limit/shared-rate-limiter';
-import { V1EmailController } from './v1/email.controller';
-import { AccountsController } from './v2/accounts.controller';
-import { ApiKeysController } from './v2/api-keys.controller';
-import { DomainsController } from './v2/domains.controller';
-import { MembersController } from './v2/members.controller';
-import { MessagesController } from './v2/messages.controller';
-import { PingController } from './v2/ping.controller';
-import { SuppressionsController } from './v2/suppressions.controller';
 
 @Module({})
 export class AppModule {
@@ -39,16 +32,7 @@ export class AppModule {
           rpcTimeoutMs: config.RPC_TIMEOUT_MS,
         }),
       ],
-      controllers: [
-        PingController,
-        AccountsController,
-        MembersController,
-        ApiKeysController,
-        DomainsController,
-        SuppressionsController,
-        MessagesController,
-        V1EmailController,
-      ],
+      controllers: [...GATEWAY_CONTROLLERS],
       providers: [
         { provide: GatewayConfig, useValue: config },
         { provide: LOGGER, useValue: logger },

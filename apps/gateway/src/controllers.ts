@@ -1,0 +1,20 @@
+import { V1EmailController } from './v1/email.controller';
+import { AccountsController } from './v2/accounts.controller';
+import { ApiKeysController } from './v2/api-keys.controller';
+import { DomainsController } from './v2/domains.controller';
+import { MembersController } from './v2/members.controller';
+import { MessagesController } from './v2/messages.controller';
+import { PingController } from './v2/ping.controller';
+import { SuppressionsController } from './v2/suppressions.controller';
+
+/** Every HTTP controller of the edge, in one list the route-policy test can inspect. */
+export const GATEWAY_CONTROLLERS = [
+  PingController,
+  AccountsController,
+  MembersController,
+  ApiKeysController,
+  DomainsController,
+  SuppressionsController,
+  MessagesController,
+  V1EmailController,
+] as const;
