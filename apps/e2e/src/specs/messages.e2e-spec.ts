@@ -433,6 +433,59 @@ describe('sending messages (issue 5)', () => {
       });
     });
 
+    it('stores the same message as the equivalent v2 send (spec 9 migration)', async () => {
+      const tag = randomUUID().slice(0, 8);
+      const v1Recipient = `v1-${tag}@example.net`;
+      const v2Recipient = `v2-${tag}@example.net`;
+      const attachment = { data: 'hello', content_type: 'text/plain', file_name: 'a.txt' };
+      const legacy = await v1(
+        v1Body({
+          recipients: [{ email: v1Recipient }],
+          content: {
+            subject: 'Parity',
+            text_body: 'Same text',
+            html_body: '<p>Same html</p>',
+            attachments: [attachment],
+            headers: { 'X-Parity': tag },
+            reply_to: { email: 'reply@example.net' },
+          },
+        }),
+      );
+      expect(legacy.status).toBe(200);
+      const modern = await send({
+        from: sender(),
+        recipients: [{ email: v2Recipient }],
+        subject: 'Parity',
+        text_content: 'Same text',
+        html_content: '<p>Same html</p>',
+        attachments: [attachment],
+        headers: { 'X-Parity': tag },
+        reply_to: { email: 'reply@example.net' },
+      });
+      expect(modern.status).toBe(202);
+
+      const find = async (recipient: string) => {
+        const listed = await session.api.get<{ data: MessageSummaryRecord[] }>(
+          session.path(`/messages?recipient=${encodeURIComponent(recipient)}`),
+        );
+        const id = listed.body.data[0]?.message_id ?? '';
+        return (await getMessage(id)).body;
+      };
+      const [fromV1, fromV2] = [await find(v1Recipient), await find(v2Recipient)];
+      const shape = (message: MessageRecord) => ({
+        subject: message.subject,
+        sender: message.sender,
+        parts: message.content_parsed?.parts.map((part) => part.content.trim()),
+        attachments: message.content_parsed?.attachments.map((file) => [
+          file.filename,
+          file.content,
+        ]),
+        parity: message.content_parsed?.headers['X-Parity'],
+        replyTo: message.content_parsed?.headers['Reply-To'],
+      });
+      expect(shape(fromV1)).toEqual(shape(fromV2));
+    });
+
     it('answers {"status"} errors: 403 for bad credentials, 400 for bad input', async () => {
       const badKey = await v1(v1Body(), `envoi-sk-${'y'.repeat(64)}`);
       expect(badKey.status).toBe(403);
