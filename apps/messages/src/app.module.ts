@@ -17,6 +17,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import type { NatsConnection } from 'nats';
 
 import { messagesDataSourceOptions } from './database/data-source-options';
+import { DeliveryEventsModule } from './delivery-events/delivery-events.module';
 import { MessagesConfig, SERVICE_NAME } from './messages.config';
 import { MessagesModule } from './messages/messages.module';
 
@@ -36,8 +37,9 @@ class TransferBuckets implements OnApplicationBootstrap {
 }
 
 /**
- * The messages service: accepts, stores, schedules, cancels, lists and reads messages;
- * PostgreSQL schema "messages"; delivery jobs and events leave through its outbox.
+ * The messages service: accepts, stores, schedules, cancels, lists and reads messages, and moves
+ * their statuses from the delivery events; PostgreSQL schema "messages"; delivery jobs and events
+ * leave through its outbox.
  */
 @Module({})
 export class AppModule {
@@ -61,6 +63,7 @@ export class AppModule {
           batchSize: config.OUTBOX_RELAY_BATCH,
         }),
         MessagesModule,
+        DeliveryEventsModule,
       ],
       providers: [{ provide: MessagesConfig, useValue: config }, TransferBuckets],
       exports: [MessagesConfig],

@@ -47,6 +47,25 @@ export class MessagesConfig extends ServiceEnv {
   @Max(1_000)
   RETENTION_PURGE_MAX_BATCHES: number = 20;
 
+  /** Delivery events (EVENTS stream) pulled at once by each of the status machine's consumers. */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(256) EVENTS_BATCH: number = 32;
+
+  /** An event not acknowledged this long after delivery is delivered again. */
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1_000)
+  @Max(600_000)
+  EVENTS_ACK_WAIT_MS: number = 30_000;
+
+  /** First redelivery delay of an event whose handling failed; it doubles, up to one minute. */
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(10)
+  @Max(60_000)
+  EVENTS_RETRY_MS: number = 1_000;
+
   /** Outbox relay: pause between idle runs (also how late a scheduled job may be), rows per batch. */
   @IsOptional()
   @Type(() => Number)

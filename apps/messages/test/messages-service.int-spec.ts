@@ -1,6 +1,7 @@
 import { type MessagesTestApp, startMessagesService } from './messages-test-app';
 import { acceptSuite } from './suites/accept.suite';
 import { conversationSuite } from './suites/conversation.suite';
+import { deliverySuite } from './suites/delivery.suite';
 import { readSuite } from './suites/read.suite';
 import { rulesSuite } from './suites/rules.suite';
 import { scheduleSuite } from './suites/schedule.suite';
@@ -32,4 +33,5 @@ describe('messages service', () => {
   scheduleSuite(getApp);
   readSuite(getApp);
   uploadSuite(getApp);
+  deliverySuite(getApp);
 });

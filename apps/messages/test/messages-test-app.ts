@@ -39,6 +39,7 @@ import { DataSource } from 'typeorm';
 
 import { AppModule } from '../src/app.module';
 import { runMessagesMigrations } from '../src/database/run-messages-migrations';
+import { DeliveryEventsController } from '../src/delivery-events/delivery-events.controller';
 import { MessagesConfig, SERVICE_NAME } from '../src/messages.config';
 import { IsolatedPlatform } from './isolated-platform';
 
@@ -170,7 +171,7 @@ export async function startMessagesService(): Promise<MessagesTestApp> {
     });
     stops.push(() => connection.drain());
 
-    // The relay creates both streams at its first run.
+    // The relay creates both streams at its first run; the status machine's consumers follow.
     const jsm = await connection.jetstreamManager();
     await pollUntil(
       async () => {
@@ -181,6 +182,7 @@ export async function startMessagesService(): Promise<MessagesTestApp> {
       (ok) => ok,
       { what: 'the DELIVERY and EVENTS streams' },
     );
+    await app.get(DeliveryEventsController).ready();
     const jobs = await StreamCollector.start<DeliveryJob>(
       connection,
       DELIVERY_STREAM,

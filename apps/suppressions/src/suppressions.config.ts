@@ -31,6 +31,36 @@ export class SuppressionsConfig extends ServiceEnv {
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(10_000) SUPPRESSION_PURGE_BATCH: number =
     1_000;
 
+  /** Delivery events (bounces, failures) pulled at once from the EVENTS stream, per consumer. */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(256) EVENTS_BATCH: number = 32;
+
+  /** An event not acknowledged this long after delivery is delivered again. */
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1_000)
+  @Max(600_000)
+  EVENTS_ACK_WAIT_MS: number = 30_000;
+
+  /** First redelivery delay of an event whose handling failed; it doubles, up to one minute. */
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(10)
+  @Max(60_000)
+  EVENTS_RETRY_MS: number = 1_000;
+
+  /**
+   * How long handled event ids are remembered: longer than the EVENTS stream keeps events
+   * (7 days), so that no redelivery or replay outlives its record.
+   */
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(60_000)
+  @Max(90 * DAY_MS)
+  PROCESSED_EVENTS_RETENTION_MS: number = 8 * DAY_MS;
+
   /** Outbox relay: pause between idle runs, and events per transaction. */
   @IsOptional()
   @Type(() => Number)

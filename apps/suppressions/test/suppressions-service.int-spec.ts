@@ -1,3 +1,4 @@
+import { automaticSuite } from './suites/automatic.suite';
 import { checkSuite } from './suites/check.suite';
 import { eventsSuite } from './suites/events.suite';
 import { suppressionsSuite } from './suites/suppressions.suite';
@@ -23,4 +24,5 @@ describe('suppressions service', () => {
   suppressionsSuite(getApp);
   checkSuite(getApp);
   eventsSuite(getApp);
+  automaticSuite(getApp);
 });

@@ -16,6 +16,7 @@ import { DataSource } from 'typeorm';
 import { AppModule } from '../src/app.module';
 import { runSuppressionsMigrations } from '../src/database/run-suppressions-migrations';
 import { SERVICE_NAME, SuppressionsConfig } from '../src/suppressions.config';
+import { DeliveryEventsController } from '../src/suppressions/delivery-events.controller';
 
 export interface SuppressionsTestApp extends ServiceHarness {
   rpc: RpcClient;
@@ -43,6 +44,13 @@ export async function startSuppressionsService(): Promise<SuppressionsTestApp> {
   class SuppressionsTestModule {}
 
   const harness = await startServiceHarness(SERVICE_NAME, SuppressionsTestModule);
+  try {
+    // The consumers of bounces and failures (they wait for the EVENTS stream the relay creates).
+    await harness.app.get(DeliveryEventsController).ready();
+  } catch (error) {
+    await harness.close();
+    throw error;
+  }
   return { ...harness, dataSource: harness.app.get(DataSource), config };
 }
 

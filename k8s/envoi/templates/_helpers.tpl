@@ -32,7 +32,7 @@ app.kubernetes.io/component: {{ . }}
 
 {{/*
 Pod labels that the egress NetworkPolicies select on (envoi/egress-postgres, envoi/egress-nats,
-envoi/egress-dns-resolvers). Labels rather than names, so that the policies installed by a previous
+envoi/egress-dns-resolvers, envoi/egress-smtp). Labels rather than names, so that the policies installed by a previous
 release already admit a new service's migration Job, which runs before this release's policies
 are applied. Argument: the list of egress kinds.
 */}}

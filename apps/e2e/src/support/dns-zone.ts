@@ -32,8 +32,11 @@ function writeZone(file: string, zone: ZoneFile): void {
 }
 
 /** Global setup: starts the server and keeps it in step with the zone file. */
-export async function startZoneFileDns(file: string): Promise<DnsTestServer> {
-  writeZone(file, { version: 'initial', names: {} });
+export async function startZoneFileDns(
+  file: string,
+  initial: Record<string, DnsTestRecord[]> = {},
+): Promise<DnsTestServer> {
+  writeZone(file, { version: 'initial', names: initial });
   const server = await DnsTestServer.start();
   const load = () => {
     const zone = readZone(file);

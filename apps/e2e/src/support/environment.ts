@@ -9,6 +9,8 @@ export interface E2eEnvironment {
   /** The loopback DNS server the platform resolves through (`host:port`) and its zone file. */
   dnsServer: string;
   dnsZoneFile: string;
+  /** Where the recipients' MX (an SMTP sink on loopback) writes what it receives, one JSON each. */
+  smtpReceiptsDir: string;
   /** The environment the platform's services run with, to start extra replicas. */
   serviceEnv: Record<string, string>;
 }

@@ -3,13 +3,17 @@ import { chmodSync, mkdtempSync, unwatchFile } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { startPlatform } from '@envoi/shared-infra';
-import { setTestInfrastructure } from '@envoi/shared-testing';
+import { findFreePort, startPlatform } from '@envoi/shared-infra';
+import { setTestInfrastructure, SmtpSink } from '@envoi/shared-testing';
 
 import { startZoneFileDns } from './dns-zone';
 import { exportE2eEnvironment } from './environment';
+import { persistReceipts } from './smtp-receipts';
 
 const TRUSTED_PROXY_IP = '127.0.0.3';
+/** Recipients @example.net are delivered to the loopback SMTP sink. */
+export const RECIPIENT_DOMAIN = 'example.net';
+const RECIPIENT_MX = 'mx.e2e.test';
 
 /**
  * Starts the whole platform from dist/ exactly as `npm start` does (embedded PostgreSQL, a local
@@ -20,8 +24,16 @@ export default async function globalSetup(): Promise<void> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'envoi-e2e-'));
   chmodSync(dataDir, 0o755); // PostgreSQL runs as the `postgres` user when we are root
   const root = path.resolve(__dirname, '../../../..');
+  // The recipients' mail server: example.net's MX is an SMTP sink on loopback.
+  const smtpPort = await findFreePort();
+  const sink = await SmtpSink.start('127.0.0.1', smtpPort);
+  const smtpReceiptsDir = path.join(dataDir, 'smtp-receipts');
+  persistReceipts(sink, smtpReceiptsDir);
   const dnsZoneFile = path.join(dataDir, 'dns-zone.json');
-  const dns = await startZoneFileDns(dnsZoneFile);
+  const dns = await startZoneFileDns(dnsZoneFile, {
+    [RECIPIENT_DOMAIN]: [{ type: 'MX', exchange: RECIPIENT_MX, priority: 10 }],
+    [RECIPIENT_MX]: [{ type: 'A', address: '127.0.0.1' }],
+  });
   let platform: Awaited<ReturnType<typeof startPlatform>>;
   try {
     platform = await startPlatform({
@@ -40,11 +52,15 @@ export default async function globalSetup(): Promise<void> {
         API_KEY_USAGE_FLUSH_MS: '500',
         DNS_SERVERS: dns.address,
         DNS_TIMEOUT_MS: '1000',
+        SMTP_OUTBOUND_PORT: String(smtpPort),
+        // Retries in seconds, not hours, so deferrals resolve within a test.
+        RETRY_SCHEDULE_MS: '500,1000,2000',
       },
     });
   } catch (error) {
     unwatchFile(dnsZoneFile);
     await dns.stop();
+    await sink.stop();
     throw error;
   }
   exportE2eEnvironment({
@@ -55,6 +71,7 @@ export default async function globalSetup(): Promise<void> {
     trustedProxyIp: TRUSTED_PROXY_IP,
     dnsServer: dns.address,
     dnsZoneFile,
+    smtpReceiptsDir,
     serviceEnv: Object.fromEntries(
       Object.entries(platform.serviceEnv).filter(
         (entry): entry is [string, string] => typeof entry[1] === 'string',
@@ -67,6 +84,7 @@ export default async function globalSetup(): Promise<void> {
       await platform.stop();
       unwatchFile(dnsZoneFile);
       await dns.stop();
+      await sink.stop();
     },
   });
 }

@@ -4,12 +4,18 @@ import { serviceDataSourceOptions } from '@envoi/shared-database';
 import { OutboxMessageEntity } from '@envoi/shared-outbox';
 import type { DataSourceOptions } from 'typeorm';
 
+import { ProcessedEventEntity } from '../delivery-events/processed-event.entity';
 import { MessageEntity } from '../messages/message.entity';
 import { MessageContentEntity } from '../messages/message-content.entity';
 
 export const MESSAGES_SCHEMA = 'messages';
 
-export const MESSAGES_ENTITIES = [MessageEntity, MessageContentEntity, OutboxMessageEntity];
+export const MESSAGES_ENTITIES = [
+  MessageEntity,
+  MessageContentEntity,
+  ProcessedEventEntity,
+  OutboxMessageEntity,
+];
 
 /**
  * Migrations are picked up from their folder: `.ts` under jest, `.js` once compiled into dist/.

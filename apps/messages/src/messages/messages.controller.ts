@@ -3,6 +3,8 @@ import {
   CreateConversationRequest,
   CreateMessageRequest,
   type CreateMessageResult,
+  type DeliveryView,
+  DeliveryViewRequest,
   ListMessagesRequest,
   type MessageRecord,
   MessageRef,
@@ -13,6 +15,7 @@ import { Controller } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 
 import { AcceptService } from './accept.service';
+import { DeliveryViewService } from './delivery-view.service';
 import { MessagesService } from './messages.service';
 
 @Controller()
@@ -20,6 +23,7 @@ export class MessagesController {
   constructor(
     private readonly accept: AcceptService,
     private readonly messages: MessagesService,
+    private readonly deliveryViews: DeliveryViewService,
   ) {}
 
   @MessagePattern(MessagesSubjects.createMessage.name)
@@ -45,5 +49,11 @@ export class MessagesController {
   @MessagePattern(MessagesSubjects.cancelMessage.name)
   cancel(@Payload() request: MessageRef): Promise<MessageResponse> {
     return this.messages.cancel(request);
+  }
+
+  /** Internal, for the delivery workers. */
+  @MessagePattern(MessagesSubjects.deliveryView.name)
+  deliveryView(@Payload() request: DeliveryViewRequest): Promise<DeliveryView> {
+    return this.deliveryViews.view(request);
   }
 }

@@ -4,6 +4,7 @@ import { RetentionPurgeService } from '../retention/retention-purge.service';
 import { AccountDefaultsService } from '../senders/account-defaults.service';
 import { SenderAuthorizations } from '../senders/sender-authorizations.service';
 import { AcceptService } from './accept.service';
+import { DeliveryViewService } from './delivery-view.service';
 import { MessagesController } from './messages.controller';
 import { MessagesService } from './messages.service';
 import { SuppressionChecks } from './suppression-checks.service';
@@ -16,6 +17,7 @@ import { SuppressionChecks } from './suppression-checks.service';
     SuppressionChecks,
     AcceptService,
     MessagesService,
+    DeliveryViewService,
     RetentionPurgeService,
   ],
 })

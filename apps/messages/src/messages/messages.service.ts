@@ -38,7 +38,8 @@ const KNOWN_STATUSES: ReadonlySet<string> = new Set(MESSAGE_STATUSES);
 /**
  * Cancels a scheduled message in one statement: the delivery job is withdrawn only while it is
  * unpublished (a relay publishing it holds its row, so this waits for the outcome), and the
- * message becomes Cancelled only if its job was withdrawn. $3: the domain restriction or null.
+ * message becomes Cancelled only if its job was withdrawn. Cancelled is final: a data retention
+ * of 0 empties the content at once. $3: the domain restriction or null.
  */
 const CANCEL_SQL = `
   WITH job AS (
@@ -48,10 +49,17 @@ const CANCEL_SQL = `
       AND ($3::text[] IS NULL OR message.domain = ANY($3::text[]))
       AND job.id = message.job_id AND job.published_at IS NULL AND job.cancelled_at IS NULL
     RETURNING job.id
+  ), cancelled AS (
+    UPDATE ${MESSAGES_SCHEMA}.messages SET status = 'Cancelled', updated_at = now()
+    WHERE id = $1 AND account_id = $2 AND status = 'Scheduled' AND job_id IN (SELECT id FROM job)
+    RETURNING id, retention_data_days
+  ), purged AS (
+    UPDATE ${MESSAGES_SCHEMA}.message_contents SET raw = NULL, purged_at = now()
+    WHERE message_id IN (SELECT id FROM cancelled WHERE retention_data_days = 0)
+      AND raw IS NOT NULL
+    RETURNING 1
   )
-  UPDATE ${MESSAGES_SCHEMA}.messages SET status = 'Cancelled', updated_at = now()
-  WHERE id = $1 AND account_id = $2 AND status = 'Scheduled' AND job_id IN (SELECT id FROM job)
-  RETURNING id`;
+  SELECT id FROM cancelled`;
 
 /** `%` and `_` are wildcards of LIKE; a subject filter matches them literally. */
 function likePattern(text: string): string {
@@ -119,7 +127,7 @@ export class MessagesService {
     const parsed = parseMessageRef(ref.message_id);
     if (!parsed) throw MessagesException.notFound();
     const domains = normalizedDomains(ref.domains) ?? null;
-    const [rows] = await this.dataSource.query<[Array<{ id: string }>, number]>(CANCEL_SQL, [
+    const rows = await this.dataSource.query<Array<{ id: string }>>(CANCEL_SQL, [
       parsed.id,
       ref.account_id,
       domains,

@@ -88,8 +88,8 @@ export function checkSchedule(schedule: SendOptionsBody['schedule'], now: Date):
  * The request's tracking, retention and sandbox settings over the account's defaults. Retention
  * counts from the first attempt of a scheduled message (from acceptance otherwise), so that a
  * message is never purged before it is sent. A data retention of 0 means "once delivery has
- * finished"; until the delivery status machine sets that moment, such content is purged with the
- * metadata.
+ * finished": the status machine (and a cancel) empties such content when the message's status
+ * becomes final; until then its purge time is the metadata's, so it never outlives the message.
  */
 export function effectiveOptions(
   body: SendOptionsBody,

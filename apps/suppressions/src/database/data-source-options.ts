@@ -4,11 +4,12 @@ import { serviceDataSourceOptions } from '@envoi/shared-database';
 import { OutboxMessageEntity } from '@envoi/shared-outbox';
 import type { DataSourceOptions } from 'typeorm';
 
+import { ProcessedEventEntity } from '../suppressions/processed-event.entity';
 import { SuppressionEntity } from '../suppressions/suppression.entity';
 
 export const SUPPRESSIONS_SCHEMA = 'suppressions';
 
-export const SUPPRESSIONS_ENTITIES = [SuppressionEntity, OutboxMessageEntity];
+export const SUPPRESSIONS_ENTITIES = [SuppressionEntity, ProcessedEventEntity, OutboxMessageEntity];
 
 /**
  * Migrations are picked up from their folder: `.ts` under jest, `.js` once compiled into dist/.

@@ -30,9 +30,25 @@ const PURGE_SQL = `
   )
   SELECT count(*)::int AS purged FROM purged`;
 
+/** Deletes up to $1 handled-event records older than $2 milliseconds, oldest first. */
+const PURGE_PROCESSED_EVENTS_SQL = `
+  WITH purged AS (
+    DELETE FROM suppressions.processed_events
+    WHERE event_id IN (
+      SELECT event_id FROM suppressions.processed_events
+      WHERE processed_at <= now() - make_interval(secs => $2::double precision / 1000)
+      ORDER BY processed_at
+      LIMIT $1
+      FOR UPDATE SKIP LOCKED
+    )
+    RETURNING 1
+  )
+  SELECT count(*)::int AS purged FROM purged`;
+
 /**
  * Expired suppressions are no suppressions (every read filters them out); this deletes them
- * periodically, in bounded batches, so the table holds only what matters.
+ * periodically, in bounded batches, so the table holds only what matters. Records of handled
+ * delivery events go the same way once the EVENTS stream can no longer deliver them.
  */
 @Injectable()
 export class ExpiredPurgeService implements OnApplicationBootstrap, OnModuleDestroy {
@@ -58,15 +74,26 @@ export class ExpiredPurgeService implements OnApplicationBootstrap, OnModuleDest
   }
 
   /** Deletes expired suppressions in at most MAX_PURGE_BATCHES_PER_RUN batches; returns how many. */
-  async purgeExpired(): Promise<number> {
+  purgeExpired(): Promise<number> {
+    return this.purgeWith(PURGE_SQL, [this.config.SUPPRESSION_PURGE_BATCH]);
+  }
+
+  /** Deletes records of delivery events older than PROCESSED_EVENTS_RETENTION_MS, bounded alike. */
+  purgeProcessedEvents(): Promise<number> {
+    return this.purgeWith(PURGE_PROCESSED_EVENTS_SQL, [
+      this.config.SUPPRESSION_PURGE_BATCH,
+      this.config.PROCESSED_EVENTS_RETENTION_MS,
+    ]);
+  }
+
+  private async purgeWith(sql: string, parameters: [number, ...number[]]): Promise<number> {
+    const batchSize = parameters[0];
     let total = 0;
     for (let batch = 0; batch < MAX_PURGE_BATCHES_PER_RUN && !this.stopped; batch++) {
-      const rows = await this.dataSource.query<Array<{ purged: number }>>(PURGE_SQL, [
-        this.config.SUPPRESSION_PURGE_BATCH,
-      ]);
+      const rows = await this.dataSource.query<Array<{ purged: number }>>(sql, parameters);
       const purged = rows[0]?.purged ?? 0;
       total += purged;
-      if (purged < this.config.SUPPRESSION_PURGE_BATCH) break;
+      if (purged < batchSize) break;
     }
     return total;
   }
@@ -74,12 +101,12 @@ export class ExpiredPurgeService implements OnApplicationBootstrap, OnModuleDest
   private schedule(): void {
     this.timer = setTimeout(() => {
       this.running = this.purgeExpired()
-        .then(
-          (purged) => {
-            if (purged > 0) this.logger.log(`purged ${purged} expired suppressions`);
-          },
-          (error: unknown) =>
-            this.logger.warn(`purging expired suppressions failed: ${String(error)}`),
+        .then(async (purged) => {
+          if (purged > 0) this.logger.log(`purged ${purged} expired suppressions`);
+          await this.purgeProcessedEvents();
+        })
+        .catch((error: unknown) =>
+          this.logger.warn(`purging expired suppressions failed: ${String(error)}`),
         )
         .finally(() => {
           this.running = undefined;

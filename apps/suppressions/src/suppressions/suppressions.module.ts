@@ -1,11 +1,18 @@
 import { Module } from '@nestjs/common';
 
+import { AutomaticSuppressionsService } from './automatic-suppressions.service';
+import { DeliveryEventsController } from './delivery-events.controller';
 import { ExpiredPurgeService } from './expired-purge.service';
 import { SuppressionsController } from './suppressions.controller';
 import { SuppressionsService } from './suppressions.service';
 
 @Module({
   controllers: [SuppressionsController],
-  providers: [SuppressionsService, ExpiredPurgeService],
+  providers: [
+    SuppressionsService,
+    ExpiredPurgeService,
+    AutomaticSuppressionsService,
+    DeliveryEventsController,
+  ],
 })
 export class SuppressionsModule {}

@@ -10,8 +10,11 @@ export class DeliveryViewRequest {
 
 /**
  * A message as the delivery worker sees it: envelope, state, limits and the exact bytes to send.
- * The raw RFC 5322 message is inline (`content_base64`) when small, otherwise in
- * MESSAGE_DOWNLOADS_BUCKET (`content_download`, taken with takeUpload).
+ * The raw RFC 5322 message is inline (`content_base64`) when its base64 form fits in
+ * INLINE_PAYLOAD_MAX_BYTES, otherwise in MESSAGE_DOWNLOADS_BUCKET (`content_download`: the raw
+ * bytes, taken with takeUpload; the object expires after the service's UPLOAD_TTL_MS). Neither
+ * is set once data retention has purged the content (the message cannot be sent any more).
+ * `messages.message_not_found` when the message does not exist (or was deleted by retention).
  */
 export interface DeliveryView {
   id: string;

@@ -23,6 +23,31 @@ export const MESSAGE_STATUSES = [
 ] as const;
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 
+/**
+ * Statuses after which a message is never attempted again (and a data retention of 0 purges its
+ * content): every status but Received, Scheduled and Deferred. Only an asynchronous bounce still
+ * changes a Delivered message (to Bounced); nothing leaves the others.
+ */
+export const FINAL_MESSAGE_STATUSES: readonly MessageStatus[] = [
+  'Delivered',
+  'Bounced',
+  'Failed',
+  'Suppressed',
+  'Cancelled',
+  'Expired',
+  'Sandbox Delivered',
+  'Sandbox Deferred',
+  'Sandbox Failed',
+  'Sandbox Bounced',
+  'Sandbox Suppressed',
+];
+
+const FINAL: ReadonlySet<string> = new Set(FINAL_MESSAGE_STATUSES);
+
+export function isFinalMessageStatus(status: MessageStatus): boolean {
+  return FINAL.has(status);
+}
+
 /** The final status of a sandbox message for each `sandbox_result` (platform notes 3.1). */
 export const SANDBOX_STATUS: { readonly [Result in SandboxResult]: MessageStatus } = {
   deliver: 'Sandbox Delivered',

@@ -9,5 +9,6 @@ export const PLATFORM_SERVICES: readonly PlatformService[] = [
   { name: 'domains', migrations: true },
   { name: 'suppressions', migrations: true },
   { name: 'messages', migrations: true },
+  { name: 'delivery', migrations: true },
   { name: 'gateway', migrations: true },
 ];

@@ -2,3 +2,4 @@ export * from './dns-server';
 export * from './infrastructure-handle';
 export * from './poll-until';
 export * from './service-harness';
+export * from './smtp-sink';

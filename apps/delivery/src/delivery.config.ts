@@ -1,0 +1,228 @@
+import { hostname } from 'node:os';
+
+import { isHostname } from '@envoi/contracts-core';
+import { ServiceEnv } from '@envoi/shared-config';
+import { Transform, Type } from 'class-transformer';
+import {
+  IsIn,
+  IsInt,
+  IsOptional,
+  Matches,
+  Max,
+  Min,
+  ValidateBy,
+  type ValidationOptions,
+} from 'class-validator';
+
+export const SERVICE_NAME = 'delivery';
+
+const DAY_MS = 86_400_000;
+
+export const SMTP_TLS_POLICIES = ['opportunistic', 'required', 'disabled'] as const;
+export type SmtpTlsPolicy = (typeof SMTP_TLS_POLICIES)[number];
+
+/** A hostname (lowercase, no trailing dot) of two labels or more. */
+function IsHostnameValue(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'isHostnameValue',
+      validator: {
+        validate: (value: unknown) => typeof value === 'string' && isHostname(value),
+        defaultMessage: (args) =>
+          `${args?.property ?? 'value'} must be a hostname such as mail.example.com`,
+      },
+    },
+    options,
+  );
+}
+
+const normalizeHostname = ({ value }: { value: unknown }): unknown =>
+  typeof value === 'string' ? value.trim().toLowerCase().replace(/\.$/, '') : value;
+
+/** `host:port` or `[ipv6]:port`, or a bare address (port 53), comma-separated. */
+const DNS_SERVER = String.raw`(\[[0-9a-fA-F:.]+\]|[0-9a-fA-F:.]+|[A-Za-z0-9.-]+)(:[0-9]{1,5})?`;
+
+/** This machine's name when it is a usable EHLO name, else a placeholder the operator replaces. */
+function defaultHeloName(): string {
+  const name = hostname().toLowerCase();
+  return isHostname(name) ? name : 'localhost.localdomain';
+}
+
+/** The delivery service's environment, validated once at boot. */
+export class DeliveryConfig extends ServiceEnv {
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(100) DATABASE_POOL_SIZE: number = 10;
+
+  /**
+   * On SIGTERM: stop taking jobs, give the SMTP sessions in flight this long to finish, then abort
+   * the rest and hand their jobs back to the queue.
+   */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(600_000) SHUTDOWN_GRACE_MS: number =
+    10_000;
+
+  /** Jobs one replica works on at once (SMTP sessions and waits for a pooled connection). */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1_000) DELIVERY_CONCURRENCY: number = 20;
+
+  /**
+   * A job not acknowledged this long after it was handed out is handed out again; a worker sends
+   * "in progress" every third of it while it works on one.
+   */
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1_000)
+  @Max(600_000)
+  DELIVERY_ACK_WAIT_MS: number = 30_000;
+
+  /**
+   * Retry delays after the 1st, 2nd, … transient failure (milliseconds, comma-separated, each
+   * jittered and multiplied by TIME_SCALE): a message is attempted at most once more than the
+   * number of entries.
+   */
+  @IsOptional()
+  @Matches(/^[0-9]{1,10}(,[0-9]{1,10}){0,49}$/, {
+    message: 'RETRY_SCHEDULE_MS must be comma-separated millisecond counts (at most 50)',
+  })
+  RETRY_SCHEDULE_MS: string = '60000,300000,900000,1800000,3600000,7200000,14400000';
+
+  /** Each retry delay varies by up to this fraction, either way. */
+  @IsOptional()
+  @Matches(/^(0(\.[0-9]+)?|1(\.0+)?)$/, { message: 'RETRY_JITTER_RATIO must be between 0 and 1' })
+  RETRY_JITTER_RATIO: string = '0.1';
+
+  /**
+   * A message still undelivered this long after its first attempt fails (also multiplied by
+   * TIME_SCALE); `schedule.expires` can end it sooner.
+   */
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1_000)
+  @Max(30 * DAY_MS)
+  MAX_MESSAGE_AGE_MS: number = DAY_MS;
+
+  /** Resolvers of the recipients' MX lookups (`host:port`, comma-separated); the system's when unset. */
+  @IsOptional()
+  @Matches(new RegExp(`^${DNS_SERVER}(,${DNS_SERVER})*$`), {
+    message: 'DNS_SERVERS must be host:port entries separated by commas',
+  })
+  DNS_SERVERS?: string;
+
+  /** Per-query timeout of the resolver, and attempts per server. */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(50) @Max(30_000) DNS_TIMEOUT_MS: number = 3_000;
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(5) DNS_TRIES: number = 2;
+
+  /** The port of recipients' mail servers: 25, or a test sink's. */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(65_535) SMTP_OUTBOUND_PORT: number = 25;
+
+  /** The name this host gives in EHLO (should match its reverse DNS). */
+  @IsOptional() @Transform(normalizeHostname) @IsHostnameValue() SMTP_HELO_NAME: string =
+    defaultHeloName();
+
+  /**
+   * opportunistic: STARTTLS whenever offered, any certificate, plain text when it is not offered
+   * or the handshake fails; required: a server without a working STARTTLS is a transient failure;
+   * disabled: never STARTTLS.
+   */
+  @IsOptional() @IsIn(SMTP_TLS_POLICIES) SMTP_TLS_POLICY: SmtpTlsPolicy = 'opportunistic';
+
+  /** Pooled connections per destination address, messages per connection, idle close. */
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  SMTP_MAX_CONNECTIONS_PER_HOST: number = 5;
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100_000)
+  SMTP_MAX_MESSAGES_PER_CONNECTION: number = 100;
+  @IsOptional() @Type(() => Number) @IsInt() @Min(100) @Max(600_000) SMTP_POOL_IDLE_MS: number =
+    60_000;
+
+  /** Connecting (TCP, greeting, EHLO, STARTTLS), and a silence of the server mid-session. */
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(100)
+  @Max(600_000)
+  SMTP_CONNECT_TIMEOUT_MS: number = 60_000;
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(100)
+  @Max(1_200_000)
+  SMTP_SOCKET_TIMEOUT_MS: number = 300_000;
+
+  /**
+   * The longest one attempt may take, waiting for a pooled connection and every MX tried
+   * included; then it is abandoned as a transient failure. Also bounds the lease of an attempt in
+   * progress (see the README's delivery notes).
+   */
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1_000)
+  @Max(3_600_000)
+  SMTP_ATTEMPT_TIMEOUT_MS: number = 900_000;
+
+  /** Addresses (over every MX host) one attempt tries before it defers. */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(20) SMTP_MAX_ADDRESSES: number = 5;
+
+  /** Where bounces go while a domain's own return-path host is not verified (the platform's). */
+  @IsOptional() @Transform(normalizeHostname) @IsHostnameValue() RETURN_PATH_TARGET: string =
+    'bounces.envoi.test';
+
+  /** Longest a sender domain's DKIM key is reused (the domains service's answer may say less). */
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(3_600_000)
+  SENDER_CACHE_MAX_TTL_MS: number = 60_000;
+
+  /** How long a call to the messages or domains service may take. */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(100) @Max(120_000) RPC_TIMEOUT_MS: number =
+    10_000;
+
+  /** Outbox relay (events and retry jobs): pause between idle runs, rows per batch. */
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(10)
+  @Max(60_000)
+  OUTBOX_RELAY_INTERVAL_MS: number = 1_000;
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1_000) OUTBOX_RELAY_BATCH: number = 100;
+
+  dnsServers(): string[] | null {
+    return this.DNS_SERVERS ? this.DNS_SERVERS.split(',') : null;
+  }
+
+  /** The retry delays, scaled by TIME_SCALE. */
+  retryScheduleMs(): number[] {
+    return this.RETRY_SCHEDULE_MS.split(',').map((entry) => this.scaled(Number(entry)));
+  }
+
+  maxMessageAgeMs(): number {
+    return this.scaled(this.MAX_MESSAGE_AGE_MS);
+  }
+
+  retryJitterRatio(): number {
+    return Number(this.RETRY_JITTER_RATIO);
+  }
+
+  /**
+   * How long an attempt stays claimed by its worker: the longest attempt, plus time to record its
+   * outcome. A job redelivered while its attempt is claimed waits for the claim to end.
+   */
+  attemptLeaseMs(): number {
+    return this.SMTP_ATTEMPT_TIMEOUT_MS + Math.max(this.DELIVERY_ACK_WAIT_MS, 10_000);
+  }
+}
+
+/** What a migration run needs: the database and nothing else (no bus). */
+export class MigrationConfig {
+  @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// URL' })
+  DATABASE_URL!: string;
+}

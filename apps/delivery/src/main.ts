@@ -1,0 +1,21 @@
+import 'reflect-metadata';
+
+import { loadConfig } from '@envoi/shared-config';
+import { exitOnStartFailure, runService } from '@envoi/shared-nats';
+import { createLogger } from '@envoi/shared-observability';
+
+import { AppModule } from './app.module';
+import { DeliveryConfig, SERVICE_NAME } from './delivery.config';
+
+async function bootstrap(): Promise<void> {
+  const config = loadConfig(DeliveryConfig);
+  await runService({
+    service: SERVICE_NAME,
+    module: AppModule.forRoot(config),
+    servers: config.natsServers(),
+    logger: createLogger(SERVICE_NAME, config.LOG_LEVEL),
+    gracePeriodMs: config.SHUTDOWN_GRACE_MS,
+  });
+}
+
+bootstrap().catch(exitOnStartFailure(SERVICE_NAME));

@@ -1,0 +1,206 @@
+import type { KeyObject } from 'node:crypto';
+import type { Readable } from 'node:stream';
+
+import DKIM from 'nodemailer/lib/dkim';
+
+import type { MailHost } from './mx-resolver';
+import { SmtpAbortedError, type SmtpEndpoint, type SmtpEnvelope, type SmtpPool } from './smtp-pool';
+import { formatSmtpReply, parseSmtpReply, type SmtpReply } from './smtp-reply';
+
+/** The header fields a DKIM signature covers (those present), relaxed/relaxed. */
+export const DKIM_SIGNED_HEADERS = [
+  'From',
+  'Sender',
+  'Reply-To',
+  'Subject',
+  'Date',
+  'Message-ID',
+  'To',
+  'Cc',
+  'MIME-Version',
+  'Content-Type',
+  'Content-Transfer-Encoding',
+  'Content-ID',
+  'Content-Description',
+  'In-Reply-To',
+  'References',
+  'List-Id',
+  'List-Unsubscribe',
+  'List-Unsubscribe-Post',
+  'Feedback-ID',
+].join(':');
+
+export interface DkimSigningKey {
+  domainName: string;
+  keySelector: string;
+  /** Parsed once per domain: Node re-parses a PEM string on every signature. */
+  privateKey: KeyObject;
+}
+
+export interface OutboundMessage {
+  envelope: SmtpEnvelope;
+  raw: Buffer;
+  dkim: DkimSigningKey;
+}
+
+export type SendResult =
+  /** 2xx after the data; `rejected` recipients were refused at RCPT (partial delivery). */
+  | { kind: 'accepted'; host: string; reply: string; secure: boolean; rejected: string[] }
+  /** A 5xx reply in the transaction (MAIL, every RCPT, or the data). */
+  | { kind: 'permanent'; host: string; reply: SmtpReply }
+  /** A 4xx reply, a timeout, or no server reachable. */
+  | { kind: 'transient'; host: string; reply: string }
+  /** The caller's signal ended the attempt; `dataSent`: the message may have been received. */
+  | { kind: 'aborted'; host: string; dataSent: boolean };
+
+interface SmtpErrorLike {
+  code?: string;
+  message?: string;
+  response?: string;
+  responseCode?: number;
+  command?: string;
+  rejectedErrors?: Array<{ response?: string; responseCode?: number }>;
+}
+
+function asSmtpError(error: unknown): SmtpErrorLike {
+  return typeof error === 'object' && error !== null ? error : {};
+}
+
+/** One line describing a failure without a usable reply. */
+export function describeSmtpError(error: unknown): string {
+  const details = asSmtpError(error);
+  const text = (details.message ?? String(error)).replace(/\s+/g, ' ').trim();
+  return details.code ? `${details.code}: ${text}` : text;
+}
+
+/** The reply a failed transaction ended on (with every recipient refused: the first refusal). */
+function transactionReply(error: SmtpErrorLike): SmtpReply | null {
+  const direct = parseSmtpReply(error.response);
+  if (direct) return direct;
+  for (const rejected of error.rejectedErrors ?? []) {
+    const reply = parseSmtpReply(rejected.response);
+    if (reply) return reply;
+  }
+  return null;
+}
+
+/** A failed TLS upgrade (STARTTLS refused, or the handshake failed). */
+function isTlsFailure(error: unknown): boolean {
+  return asSmtpError(error).code === 'ETLS';
+}
+
+export interface SmtpSenderOptions {
+  /** Addresses (over every MX host) one attempt tries at most. */
+  maxAddresses: number;
+  /** Whether a failed STARTTLS handshake may be retried in plain text on the same address. */
+  plainFallback: boolean;
+}
+
+/**
+ * Sends one DKIM-signed message to a recipient domain's mail hosts, in order, over pooled
+ * connections. Connection failures (refused, timeout, a bad greeting or EHLO, a failed STARTTLS)
+ * move on to the next address; a session that fails before the message's data was read is
+ * retried on the next address (or a fresh connection, when a pooled one had gone stale). Once
+ * the data has been read the outcome is final for this attempt: a server that took the data and
+ * then went silent may have accepted it (RFC 1047), so it is never sent elsewhere at once.
+ */
+export class SmtpSender {
+  constructor(
+    private readonly pool: SmtpPool,
+    private readonly options: SmtpSenderOptions,
+  ) {}
+
+  async send(
+    hosts: MailHost[],
+    message: OutboundMessage,
+    signal: AbortSignal,
+  ): Promise<SendResult> {
+    let tried = 0;
+    let last: { host: string; reply: string } = { host: '', reply: 'no address to try' };
+    for (const { host, addresses } of hosts) {
+      for (const address of addresses) {
+        if (tried >= this.options.maxAddresses) return { kind: 'transient', ...last };
+        tried++;
+        const outcome = await this.sendTo({ address, host, plain: false }, message, signal);
+        if (outcome.kind !== 'next') return outcome;
+        last = { host, reply: outcome.reply };
+      }
+    }
+    return { kind: 'transient', ...last };
+  }
+
+  /** One address: a final result, or `next` (nothing was sent; try the next address). */
+  private async sendTo(
+    first: SmtpEndpoint,
+    message: OutboundMessage,
+    signal: AbortSignal,
+  ): Promise<SendResult | { kind: 'next'; reply: string }> {
+    let endpoint = first;
+    // At most: a stale pooled session, then a fresh one, then a plain-text fallback.
+    for (let round = 0; round < 3; round++) {
+      let leased;
+      try {
+        leased = await this.pool.acquire(endpoint, signal);
+      } catch (error) {
+        if (error instanceof SmtpAbortedError || signal.aborted) {
+          return { kind: 'aborted', host: endpoint.host, dataSent: false };
+        }
+        if (this.options.plainFallback && !endpoint.plain && isTlsFailure(error)) {
+          endpoint = { ...endpoint, plain: true };
+          continue;
+        }
+        return { kind: 'next', reply: connectionReply(error) };
+      }
+      const stream = signed(message);
+      try {
+        const info = await this.pool.send(leased, message.envelope, stream);
+        this.pool.giveBack(leased, true);
+        const rejected = info.rejected;
+        const reply = parseSmtpReply(info.response);
+        const text = reply ? formatSmtpReply(reply) : info.response;
+        return {
+          kind: 'accepted',
+          host: endpoint.host,
+          reply: rejected.length > 0 ? `${text} (refused: ${rejected.join(', ')})` : text,
+          secure: leased.secure,
+          rejected,
+        };
+      } catch (error) {
+        this.pool.giveBack(leased, false);
+        const dataSent = stream.readableDidRead;
+        stream.destroy();
+        if (signal.aborted) return { kind: 'aborted', host: endpoint.host, dataSent };
+        const details = asSmtpError(error);
+        const reply = transactionReply(details);
+        if (reply && reply.code >= 400) {
+          return reply.code >= 500
+            ? { kind: 'permanent', host: endpoint.host, reply }
+            : { kind: 'transient', host: endpoint.host, reply: formatSmtpReply(reply) };
+        }
+        if (dataSent) {
+          return { kind: 'transient', host: endpoint.host, reply: describeSmtpError(error) };
+        }
+        // Nothing of the message went out: a stale pooled session gets one fresh try here.
+        if (leased.reused && round === 0) continue;
+        return { kind: 'next', reply: describeSmtpError(error) };
+      }
+    }
+    return { kind: 'next', reply: 'gave up on this address' };
+  }
+}
+
+/** A reply to show for a connection that failed: the server's words when it said any. */
+function connectionReply(error: unknown): string {
+  const reply = parseSmtpReply(asSmtpError(error).response);
+  return reply ? formatSmtpReply(reply) : describeSmtpError(error);
+}
+
+function signed(message: OutboundMessage): Readable {
+  const dkim = new DKIM({
+    domainName: message.dkim.domainName,
+    keySelector: message.dkim.keySelector,
+    privateKey: message.dkim.privateKey,
+    headerFieldNames: DKIM_SIGNED_HEADERS,
+  });
+  return dkim.sign(message.raw);
+}

@@ -1,0 +1,149 @@
+import type { StreamSubject } from '@envoi/contracts-core';
+import {
+  type BounceClassification,
+  type DeliveryOutcomeData,
+  type DeliveryOutcomeEvent,
+  DeliveryStreamSubjects,
+} from '@envoi/contracts-delivery';
+import type { DeliveryView, MessageStatus, SandboxResult } from '@envoi/contracts-messages';
+
+/** The five delivery events, by the name the attempts table keeps. */
+export const OUTCOME_KINDS = [
+  'delivered',
+  'transient_error',
+  'failed',
+  'bounced',
+  'suppressed',
+] as const;
+export type OutcomeKind = (typeof OUTCOME_KINDS)[number];
+
+/** What one attempt came to. */
+export interface AttemptOutcome {
+  kind: OutcomeKind;
+  /** The status the message moves to. */
+  status: MessageStatus;
+  /** The MX host that answered (empty when none did). */
+  remoteHost: string;
+  /** The reply or error, one line. */
+  reply: string;
+  bounceClassification?: BounceClassification;
+}
+
+const EVENTS: {
+  readonly [Kind in OutcomeKind]: {
+    type: DeliveryOutcomeEvent['type'];
+    event: DeliveryOutcomeData['event'];
+    subject: StreamSubject<DeliveryOutcomeEvent>;
+  };
+} = {
+  delivered: {
+    type: 'message.delivered',
+    event: 'on_delivered',
+    subject: DeliveryStreamSubjects.delivered,
+  },
+  transient_error: {
+    type: 'message.transient_error',
+    event: 'on_transient_error',
+    subject: DeliveryStreamSubjects.transientError,
+  },
+  failed: { type: 'message.failed', event: 'on_failed', subject: DeliveryStreamSubjects.failed },
+  bounced: {
+    type: 'message.bounced',
+    event: 'on_bounced',
+    subject: DeliveryStreamSubjects.bounced,
+  },
+  suppressed: {
+    type: 'message.suppressed',
+    event: 'on_suppressed',
+    subject: DeliveryStreamSubjects.suppressed,
+  },
+};
+
+/**
+ * A sandbox message's simulated outcome (platform notes 3.1): no network I/O, the status the
+ * result names, and the matching event. `deliver` is the default.
+ */
+export function sandboxOutcome(result: SandboxResult | null): AttemptOutcome {
+  switch (result ?? 'deliver') {
+    case 'deliver':
+      return simulated('delivered', 'Sandbox Delivered', '250 2.0.0 sandbox: delivered');
+    case 'bounce':
+      return {
+        ...simulated('bounced', 'Sandbox Bounced', '550 5.1.1 sandbox: bounced'),
+        bounceClassification: 'hard',
+      };
+    case 'defer':
+      return simulated('transient_error', 'Sandbox Deferred', '451 4.3.0 sandbox: deferred');
+    case 'fail':
+      return simulated('failed', 'Sandbox Failed', '554 5.0.0 sandbox: failed');
+    case 'suppress':
+      return simulated('suppressed', 'Sandbox Suppressed', 'sandbox: suppressed');
+  }
+}
+
+function simulated(kind: OutcomeKind, status: MessageStatus, reply: string): AttemptOutcome {
+  return { kind, status, remoteHost: '', reply };
+}
+
+/** The stream subject of an outcome's event. */
+export function outcomeSubject(kind: OutcomeKind): StreamSubject<DeliveryOutcomeEvent> {
+  return EVENTS[kind].subject;
+}
+
+/** The durable event announcing an attempt's outcome (webhook payload fields plus status). */
+export function outcomeEvent(
+  id: string,
+  view: DeliveryView,
+  attempt: number,
+  outcome: AttemptOutcome,
+  time: Date,
+): DeliveryOutcomeEvent {
+  const names = EVENTS[outcome.kind];
+  const data: DeliveryOutcomeData = {
+    account_id: view.account_id,
+    event: names.event,
+    from: view.sender,
+    recipient: view.envelope_recipients[0] ?? '',
+    subject: view.subject,
+    message_id_header: view.message_id_header,
+    id: view.id,
+    status: outcome.status,
+    attempt: {
+      time: time.toISOString(),
+      remote_host: outcome.remoteHost,
+      reply: outcome.reply,
+      status: outcome.status,
+      attempt,
+    },
+    ...(outcome.bounceClassification
+      ? { bounce_classification: outcome.bounceClassification }
+      : {}),
+    sandbox: view.sandbox,
+  };
+  return {
+    id,
+    type: names.type,
+    timestamp: time.toISOString(),
+    data,
+  };
+}
+
+/** Statuses after which a message is never attempted again. */
+const FINAL_STATUSES: ReadonlySet<MessageStatus> = new Set<MessageStatus>([
+  'Delivered',
+  'Bounced',
+  'Failed',
+  'Suppressed',
+  'Cancelled',
+  'Expired',
+  'Sandbox Delivered',
+  'Sandbox Deferred',
+  'Sandbox Failed',
+  'Sandbox Bounced',
+  'Sandbox Suppressed',
+]);
+
+/** Received, Scheduled and Deferred messages may be attempted; any other status is final. */
+export function isAttemptable(status: MessageStatus): boolean {
+  return !FINAL_STATUSES.has(status);
+}

@@ -1,0 +1,82 @@
+import type { StreamSubject } from '@envoi/contracts-core';
+import { DeliveryStreamSubjects } from '@envoi/contracts-delivery';
+import {
+  type DurableConsumer,
+  exponentialBackoff,
+  NATS_CONNECTION,
+  startDurableConsumer,
+} from '@envoi/shared-nats';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
+import type { NatsConnection } from 'nats';
+
+import { MessagesConfig } from '../messages.config';
+import { DeliveryEventsService } from './delivery-events.service';
+import { toDeliveryOutcome } from './delivery-outcome';
+
+/**
+ * One durable consumer per delivery event subject, each shared by every replica of this service.
+ * nats-server 2.9 gives a consumer a single filter subject, and `events.message.>` would also
+ * carry `message.reception` (and the opens and clicks to come), so each subject gets its own.
+ * Consumers (and replicas) interleave freely: the status machine needs no order.
+ */
+export const DELIVERY_EVENT_DURABLES: ReadonlyArray<[string, StreamSubject<unknown>]> = [
+  ['messages-message-delivered', DeliveryStreamSubjects.delivered],
+  ['messages-message-transient-error', DeliveryStreamSubjects.transientError],
+  ['messages-message-failed', DeliveryStreamSubjects.failed],
+  ['messages-message-bounced', DeliveryStreamSubjects.bounced],
+  ['messages-message-suppressed', DeliveryStreamSubjects.suppressed],
+];
+
+/** Redeliveries of a failed event back off up to this long. */
+const MAX_RETRY_DELAY_MS = 60_000;
+
+/**
+ * Feeds the status machine from the delivery events of the EVENTS stream (the durable
+ * counterpart of @EventPattern handlers): validates each event and applies it once. Starts once
+ * the app is up; stops, letting the events in hand finish, before the bus connection and the
+ * database pool close.
+ */
+@Injectable()
+export class DeliveryEventsController implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(DeliveryEventsController.name);
+  private consumers: DurableConsumer[] = [];
+
+  constructor(
+    @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
+    private readonly config: MessagesConfig,
+    private readonly events: DeliveryEventsService,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.consumers = DELIVERY_EVENT_DURABLES.map(([durable, subject]) =>
+      startDurableConsumer<unknown>({
+        connection: this.connection,
+        subject,
+        durable,
+        handle: async (event) => {
+          await this.events.apply(toDeliveryOutcome(event));
+        },
+        logger: this.logger,
+        batch: this.config.EVENTS_BATCH,
+        ackWaitMs: this.config.EVENTS_ACK_WAIT_MS,
+        retryDelayMs: exponentialBackoff(this.config.EVENTS_RETRY_MS, MAX_RETRY_DELAY_MS),
+      }),
+    );
+  }
+
+  /** Resolves once every durable consumer exists (each waits for the stream to be created). */
+  async ready(): Promise<void> {
+    await Promise.all(this.consumers.map((consumer) => consumer.ready));
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    const timeoutMs = Math.max(this.config.SHUTDOWN_GRACE_MS, 1_000);
+    await Promise.all(this.consumers.map((consumer) => consumer.stop(timeoutMs)));
+  }
+}

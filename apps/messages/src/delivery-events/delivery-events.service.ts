@@ -1,0 +1,79 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
+
+import { MESSAGES_SCHEMA } from '../database/data-source-options';
+import { MessageEntity } from '../messages/message.entity';
+import { purgeContentNow } from '../retention/content-purge';
+import type { DeliveryOutcome } from './delivery-outcome';
+import { applyOutcome, deliveryFinished } from './status-machine';
+
+/** Claims an event for its message; no row back when it was applied before. */
+const CLAIM_EVENT_SQL = `
+  INSERT INTO ${MESSAGES_SCHEMA}.processed_events (event_id, message_id, type)
+  VALUES ($1, $2, $3)
+  ON CONFLICT (event_id) DO NOTHING
+  RETURNING event_id`;
+
+/** What applying an event did. */
+export type ApplyResult = 'applied' | 'duplicate' | 'unknown_message';
+
+/**
+ * The status machine's writes: applies delivery events to their messages, each at most once and
+ * never moving a status backwards (see status-machine.ts).
+ */
+@Injectable()
+export class DeliveryEventsService {
+  private readonly logger = new Logger(DeliveryEventsService.name);
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /**
+   * One transaction: locks the message (events of one message apply one after the other, whatever
+   * consumer or replica handles them), claims the event id (a duplicate changes nothing), applies
+   * the outcome, and purges the content of a message kept with data retention 0 once its
+   * delivery is over. An event of a message that no longer exists (metadata retention) or of
+   * another account is dropped.
+   */
+  async apply(outcome: DeliveryOutcome): Promise<ApplyResult> {
+    const result = await this.dataSource.transaction((manager) => this.applyIn(manager, outcome));
+    if (result === 'unknown_message') {
+      this.logger.warn(
+        `event ${outcome.eventId} (${outcome.type}) names message ${outcome.messageId} of account ${outcome.accountId}, which does not exist; ignored`,
+      );
+    }
+    return result;
+  }
+
+  private async applyIn(manager: EntityManager, outcome: DeliveryOutcome): Promise<ApplyResult> {
+    const message = await manager.findOne(MessageEntity, {
+      where: { id: outcome.messageId, accountId: outcome.accountId },
+      lock: { mode: 'pessimistic_write' },
+    });
+    if (!message) return 'unknown_message';
+    const claimed = await manager.query<Array<{ event_id: string }>>(CLAIM_EVENT_SQL, [
+      outcome.eventId,
+      message.id,
+      outcome.type,
+    ]);
+    if (claimed.length === 0) return 'duplicate';
+    const next = applyOutcome(message, outcome.reported);
+    await manager.update(
+      MessageEntity,
+      { id: message.id },
+      {
+        status: next.status,
+        sentAt: next.sentAt,
+        deliveredAt: next.deliveredAt,
+        bounceClassification: next.bounceClassification,
+        numAttempts: next.numAttempts,
+        deliveryAttempts: next.deliveryAttempts,
+        updatedAt: new Date(),
+      },
+    );
+    if (message.retentionDataDays === 0 && deliveryFinished(next.status)) {
+      await purgeContentNow(manager, message.id);
+    }
+    return 'applied';
+  }
+}

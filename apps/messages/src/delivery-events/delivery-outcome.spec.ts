@@ -1,0 +1,84 @@
+import type { DeliveryOutcomeEvent } from '@envoi/contracts-delivery';
+import { UnprocessableMessageError } from '@envoi/shared-nats';
+
+import { toDeliveryOutcome } from './delivery-outcome';
+
+const MESSAGE_ID = '0190f5c2-6c1e-7a3b-8c4d-1234567890ab';
+const ACCOUNT_ID = '5f0c6f7e-1d2b-4c3a-9e8f-0a1b2c3d4e5f';
+
+function event(overrides: Record<string, unknown> = {}, data: Record<string, unknown> = {}) {
+  const base: DeliveryOutcomeEvent = {
+    id: 'event-1',
+    type: 'message.bounced',
+    timestamp: '2030-01-01T00:00:01Z',
+    data: {
+      account_id: ACCOUNT_ID,
+      event: 'on_bounced',
+      from: 'hello@sender.test',
+      recipient: 'to@recipient.test',
+      subject: 'Hi',
+      message_id_header: `<${MESSAGE_ID}@sender.test>`,
+      id: MESSAGE_ID,
+      status: 'Bounced',
+      attempt: {
+        time: '2030-01-01T00:00:00.123456789Z',
+        remote_host: 'mx.recipient.test',
+        reply: '550 5.1.1 no such user\r\nsecond line',
+        status: 'Bounced',
+        attempt: 1,
+      },
+      bounce_classification: 'hard',
+      sandbox: false,
+    },
+  };
+  return { ...base, ...overrides, data: { ...base.data, ...data } };
+}
+
+describe('toDeliveryOutcome', () => {
+  it('reads what the status machine needs', () => {
+    expect(toDeliveryOutcome(event())).toEqual({
+      eventId: 'event-1',
+      type: 'message.bounced',
+      messageId: MESSAGE_ID,
+      accountId: ACCOUNT_ID,
+      reported: {
+        status: 'Bounced',
+        attempt: {
+          time: new Date('2030-01-01T00:00:00.123Z'),
+          remoteHost: 'mx.recipient.test',
+          reply: '550 5.1.1 no such user second line',
+          status: 'Bounced',
+        },
+        bounceClassification: 'hard',
+      },
+    });
+  });
+
+  it('accepts an expiry on a failed event and a sandbox outcome on its own event', () => {
+    expect(
+      toDeliveryOutcome(event({ type: 'message.failed' }, { status: 'Expired' })).reported.status,
+    ).toBe('Expired');
+    expect(
+      toDeliveryOutcome(event({ type: 'message.transient_error' }, { status: 'Sandbox Deferred' }))
+        .reported.status,
+    ).toBe('Sandbox Deferred');
+  });
+
+  it.each<[string, unknown]>([
+    ['not an object', 'text'],
+    ['no id', event({ id: undefined })],
+    ['an id too long', event({ id: 'x'.repeat(256) })],
+    ['the reception event', event({ type: 'message.reception' })],
+    ['a status its type never reports', event({ type: 'message.delivered' })],
+    ['an unknown status', event({}, { status: 'Sent' })],
+    ['a message id that is not a uuid', event({}, { id: 'nope' })],
+    ['no attempt', event({}, { attempt: undefined })],
+    [
+      'an attempt time that is not RFC 3339',
+      event({}, { attempt: { time: 'yesterday', remote_host: '', reply: '', status: 'Bounced' } }),
+    ],
+    ['an unknown classification', event({}, { bounce_classification: 'medium' })],
+  ])('refuses %s as unprocessable', (_what, value) => {
+    expect(() => toDeliveryOutcome(value)).toThrow(UnprocessableMessageError);
+  });
+});

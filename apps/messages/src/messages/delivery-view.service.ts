@@ -1,0 +1,88 @@
+import { randomUUID } from 'node:crypto';
+
+import {
+  type DeliveryView,
+  type DeliveryViewRequest,
+  INLINE_PAYLOAD_MAX_BYTES,
+  MESSAGE_DOWNLOADS_BUCKET,
+} from '@envoi/contracts-messages';
+import { NATS_CONNECTION, putUpload } from '@envoi/shared-nats';
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { NatsConnection } from 'nats';
+import { DataSource } from 'typeorm';
+
+import { MessagesConfig } from '../messages.config';
+import { MessageEntity } from './message.entity';
+import { MessageContentEntity } from './message-content.entity';
+import { MessagesException } from './messages.exception';
+
+/** Bytes of the base64 form of `size` bytes. */
+export function base64Length(size: number): number {
+  return 4 * Math.ceil(size / 3);
+}
+
+/** Whether raw content of `size` bytes travels inline in the reply (as base64). */
+export function fitsInline(size: number): boolean {
+  return base64Length(size) <= INLINE_PAYLOAD_MAX_BYTES;
+}
+
+/** The view without its content. */
+export function toDeliveryView(message: MessageEntity): DeliveryView {
+  return {
+    id: message.id,
+    message_id_header: message.messageIdHeader,
+    account_id: message.accountId,
+    domain_id: message.domainId,
+    domain: message.domain,
+    sender: message.sender,
+    subject: message.subject,
+    // Accept stores exactly where it goes: the one recipient of a send, every to/cc/bcc address
+    // of a conversation that is not suppressed (lowercase, without duplicates).
+    envelope_recipients: message.envelopeRecipients,
+    status: message.status,
+    sandbox: message.sandbox,
+    sandbox_result: message.sandboxResult,
+    first_attempt_at: message.firstAttemptAt?.toISOString() ?? null,
+    expires_at: message.expiresAt?.toISOString() ?? null,
+    tracking: { open: message.trackOpens, click: message.trackClicks },
+  };
+}
+
+/**
+ * What a delivery worker needs to attempt one message (MessagesSubjects.deliveryView): its
+ * envelope, its state and its exact bytes, inline while their base64 form fits a NATS reply,
+ * otherwise through the downloads bucket.
+ */
+@Injectable()
+export class DeliveryViewService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
+    private readonly config: MessagesConfig,
+  ) {}
+
+  async view(request: DeliveryViewRequest): Promise<DeliveryView> {
+    const message = await this.dataSource.manager.findOneBy(MessageEntity, {
+      id: request.message_id,
+    });
+    if (!message) throw MessagesException.notFound();
+    const content = await this.dataSource.manager.findOne(MessageContentEntity, {
+      select: { messageId: true, raw: true },
+      where: { messageId: message.id },
+    });
+    const view = toDeliveryView(message);
+    const raw = content?.raw ?? null;
+    // Purged by data retention: nothing left to send.
+    if (raw === null) return view;
+    if (fitsInline(raw.length)) return { ...view, content_base64: raw.toString('base64') };
+    const download = await putUpload(
+      this.connection,
+      MESSAGE_DOWNLOADS_BUCKET,
+      `${message.id}.raw.${randomUUID()}`,
+      raw,
+      this.config.UPLOAD_TTL_MS,
+    );
+    return { ...view, content_download: download };
+  }
+}

@@ -1,0 +1,278 @@
+import { randomUUID } from 'node:crypto';
+
+import { EVENTS_STREAM } from '@envoi/contracts-core';
+import {
+  type BounceClassification,
+  DeliveryStreamSubjects,
+  type MessageBouncedEvent,
+  type MessageFailedEvent,
+} from '@envoi/contracts-delivery';
+import type { MessageStatus } from '@envoi/contracts-messages';
+import {
+  type SuppressionCreatedEvent,
+  SuppressionsStreamSubjects,
+  SuppressionsSubjects,
+} from '@envoi/contracts-suppressions';
+import { pollUntil } from '@envoi/shared-testing';
+
+import { SUPPRESSING_EVENT_DURABLES } from '../../src/suppressions/delivery-events.controller';
+import { ExpiredPurgeService } from '../../src/suppressions/expired-purge.service';
+import {
+  createSuppression,
+  newAccountId,
+  streamMessages,
+  type SuppressionsTestApp,
+  uniqueDomain,
+  uniqueEmail,
+} from '../suppressions-test-app';
+
+type SuppressingEvent = MessageBouncedEvent | MessageFailedEvent;
+
+interface Delivery {
+  accountId: string;
+  domain: string;
+  recipient: string;
+}
+
+function newDelivery(): Delivery {
+  return { accountId: newAccountId(), domain: uniqueDomain(), recipient: uniqueEmail() };
+}
+
+/** A bounce or failure as the delivery service publishes it (DeliveryOutcomeData). */
+function outcome(
+  delivery: Delivery,
+  type: SuppressingEvent['type'],
+  status: MessageStatus,
+  options: { bounce?: BounceClassification; sandbox?: boolean; attempt?: number } = {},
+): SuppressingEvent {
+  const id = randomUUID();
+  const time = new Date().toISOString();
+  return {
+    id: randomUUID(),
+    type,
+    timestamp: time,
+    data: {
+      account_id: delivery.accountId,
+      event: type === 'message.bounced' ? 'on_bounced' : 'on_failed',
+      from: `hello@${delivery.domain}`,
+      recipient: delivery.recipient,
+      subject: 'Hello',
+      message_id_header: `<${id}@${delivery.domain}>`,
+      id,
+      status,
+      attempt: {
+        time,
+        remote_host: 'mx.example.test',
+        reply: type === 'message.bounced' ? '550 5.1.1 no such user' : '451 4.4.1 timed out',
+        status,
+        attempt: options.attempt ?? 3,
+      },
+      ...(options.bounce ? { bounce_classification: options.bounce } : {}),
+      sandbox: options.sandbox ?? false,
+    },
+  };
+}
+
+export function automaticSuite(getApp: () => SuppressionsTestApp): void {
+  describe('suppressions service: automatic suppressions from delivery events', () => {
+    let app: SuppressionsTestApp;
+
+    beforeAll(() => {
+      app = getApp();
+    });
+
+    /**
+     * Publishes onto the EVENTS stream as the delivery service's relay does (`Nats-Msg-Id` = event
+     * id unless told otherwise) and waits until this service's consumer has acknowledged it.
+     */
+    async function publish(event: SuppressingEvent, msgId: string = event.id): Promise<void> {
+      const subject =
+        event.type === 'message.bounced'
+          ? DeliveryStreamSubjects.bounced
+          : DeliveryStreamSubjects.failed;
+      const ack = await app.connection
+        .jetstream()
+        .publish(subject.name, Buffer.from(JSON.stringify(event)), { msgID: msgId });
+      const durable = SUPPRESSING_EVENT_DURABLES.find(
+        ([, candidate]) => candidate === subject,
+      )?.[0];
+      if (!durable) throw new Error(`no durable consumer for ${subject.name}`);
+      const jsm = await app.connection.jetstreamManager();
+      await pollUntil(
+        () => jsm.consumers.info(EVENTS_STREAM, durable),
+        (info) => info.ack_floor.stream_seq >= ack.seq && info.num_ack_pending === 0,
+        { what: `${durable} to acknowledge #${ack.seq}` },
+      );
+    }
+
+    function list(accountId: string) {
+      return app.rpc.request(SuppressionsSubjects.list, {
+        account_id: accountId,
+        page: { limit: 10 },
+      });
+    }
+
+    /**
+     * The account's suppression.created events, read once a marker suppression created now has
+     * its event on the stream (so every earlier one is there too); the marker's is left out.
+     */
+    async function createdEvents(accountId: string): Promise<SuppressionCreatedEvent[]> {
+      const marker = await createSuppression(app, accountId, { reason: 'marker' });
+      const messages = await pollUntil(
+        async () =>
+          (
+            await streamMessages<SuppressionCreatedEvent>(app, SuppressionsStreamSubjects.created)
+          ).filter((message) => message.event.data.account_id === accountId),
+        (found) => found.some((message) => message.event.data.recipient === marker.email),
+        { what: `the marker event of ${accountId}` },
+      );
+      return messages
+        .map((message) => message.event)
+        .filter((event) => event.data.recipient !== marker.email);
+    }
+
+    function check(delivery: Delivery, domain = delivery.domain) {
+      return app.rpc.request(SuppressionsSubjects.check, {
+        account_id: delivery.accountId,
+        domain,
+        emails: [delivery.recipient],
+      });
+    }
+
+    it('suppresses a hard-bounced recipient for the sending domain, with one suppression.created', async () => {
+      const delivery = newDelivery();
+
+      await publish(outcome(delivery, 'message.bounced', 'Bounced', { bounce: 'hard' }));
+
+      const page = await list(delivery.accountId);
+      expect(page.data).toEqual([
+        {
+          object: 'suppression',
+          id: expect.any(String) as unknown,
+          created_at: expect.any(String) as unknown,
+          email: delivery.recipient,
+          domain: delivery.domain,
+          reason: 'Hard bounce (mx.example.test): 550 5.1.1 no such user',
+          expires_at: expect.any(String) as unknown,
+        },
+      ]);
+      const [suppression] = page.data;
+      const days =
+        (Date.parse(suppression?.expires_at ?? '') - Date.parse(suppression?.created_at ?? '')) /
+        86_400_000;
+      expect(Math.round(days)).toBe(30);
+      const events = await createdEvents(delivery.accountId);
+      expect(events.map((event) => event.data)).toEqual([
+        {
+          account_id: delivery.accountId,
+          recipient: delivery.recipient,
+          created_at: suppression?.created_at,
+          expires_at: suppression?.expires_at,
+          reason: suppression?.reason,
+          sending_domain: delivery.domain,
+        },
+      ]);
+      // What accept asks before it sends: suppressed from this domain, not from another one.
+      await expect(check(delivery)).resolves.toEqual({
+        suppressed: [{ email: delivery.recipient, reason: suppression?.reason }],
+      });
+      await expect(check(delivery, uniqueDomain())).resolves.toEqual({ suppressed: [] });
+    });
+
+    it('suppresses the recipient of a failure after repeated attempts, not of an expiry or a first-attempt failure', async () => {
+      const failed = newDelivery();
+      const expired = { ...newDelivery(), accountId: failed.accountId };
+      const firstAttempt = { ...newDelivery(), accountId: failed.accountId };
+
+      await publish(outcome(failed, 'message.failed', 'Failed'));
+      await publish(outcome(expired, 'message.failed', 'Expired'));
+      await publish(outcome(firstAttempt, 'message.failed', 'Failed', { attempt: 1 }));
+
+      const page = await list(failed.accountId);
+      expect(page.data.map((suppression) => [suppression.email, suppression.reason])).toEqual([
+        [failed.recipient, 'Repeated delivery failures (mx.example.test): 451 4.4.1 timed out'],
+      ]);
+    });
+
+    it('suppresses nothing for a soft bounce or any sandbox outcome', async () => {
+      const delivery = newDelivery();
+
+      await publish(outcome(delivery, 'message.bounced', 'Bounced', { bounce: 'soft' }));
+      await publish(
+        outcome(delivery, 'message.bounced', 'Sandbox Bounced', { bounce: 'hard', sandbox: true }),
+      );
+      await publish(outcome(delivery, 'message.failed', 'Sandbox Failed', { sandbox: true }));
+
+      await expect(list(delivery.accountId)).resolves.toMatchObject({ data: [] });
+      await expect(check(delivery)).resolves.toEqual({ suppressed: [] });
+      await expect(createdEvents(delivery.accountId)).resolves.toEqual([]);
+    });
+
+    it('handles an event delivered twice once, even after its suppression was deleted', async () => {
+      const delivery = newDelivery();
+      const event = outcome(delivery, 'message.bounced', 'Bounced', { bounce: 'hard' });
+
+      await publish(event);
+      await publish(event);
+      await app.rpc.request(SuppressionsSubjects.delete, {
+        account_id: delivery.accountId,
+        email: delivery.recipient,
+      });
+      // A republication the stream cannot recognise (after its duplicate window).
+      await publish(event, randomUUID());
+
+      await expect(list(delivery.accountId)).resolves.toMatchObject({ data: [] });
+      await expect(createdEvents(delivery.accountId)).resolves.toHaveLength(1);
+    });
+
+    it('adds nothing when a suppression already covers the address', async () => {
+      const delivery = newDelivery();
+      const manual = await createSuppression(app, delivery.accountId, {
+        email: delivery.recipient,
+        reason: 'manual, every domain',
+      });
+
+      await publish(outcome(delivery, 'message.bounced', 'Bounced', { bounce: 'hard' }));
+
+      await expect(list(delivery.accountId)).resolves.toMatchObject({
+        data: [{ id: manual.id, domain: null }],
+      });
+      const events = await createdEvents(delivery.accountId);
+      expect(events.map((event) => event.data.reason)).toEqual(['manual, every domain']);
+    });
+
+    it('drops a malformed event and goes on with the next', async () => {
+      const delivery = newDelivery();
+      const malformed = outcome(delivery, 'message.bounced', 'Bounced', { bounce: 'hard' });
+
+      await publish({ ...malformed, data: { ...malformed.data, recipient: 'not an address' } });
+      await publish(outcome(delivery, 'message.bounced', 'Bounced', { bounce: 'hard' }));
+
+      await expect(list(delivery.accountId)).resolves.toMatchObject({
+        data: [{ email: delivery.recipient }],
+      });
+    });
+
+    it('forgets handled events once the stream can no longer deliver them, in bounded batches', async () => {
+      const purger = app.app.get(ExpiredPurgeService);
+      for (let run = 0; run < 100 && (await purger.purgeProcessedEvents()) > 0; run++);
+      const delivery = newDelivery();
+      const event = outcome(delivery, 'message.bounced', 'Bounced', { bounce: 'hard' });
+      await publish(event);
+      const age = `${app.config.PROCESSED_EVENTS_RETENTION_MS + 60_000} milliseconds`;
+
+      await app.dataSource.query(
+        `UPDATE suppressions.processed_events SET processed_at = now() - $2::interval
+          WHERE event_id = $1`,
+        [event.id, age],
+      );
+
+      await expect(purger.purgeProcessedEvents()).resolves.toBe(1);
+      await expect(
+        app.dataSource.query('SELECT 1 FROM suppressions.processed_events WHERE event_id = $1', [
+          event.id,
+        ]),
+      ).resolves.toEqual([]);
+    });
+  });
+}
