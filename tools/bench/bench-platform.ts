@@ -23,6 +23,15 @@ export interface BenchServer {
   name: string;
   baseUrl: string;
   logFile: string;
+  /** Its process id, when this benchmark started the process. */
+  pid?: number;
+}
+
+/** A helper process without a port (a NATS responder). */
+export interface BenchWorker {
+  name: string;
+  logFile: string;
+  pid: number | undefined;
 }
 
 export interface BenchAccount {
@@ -64,11 +73,13 @@ export function makeDataDir(): string {
 /**
  * The whole platform on free loopback ports, as apps/e2e's global setup starts it, with rate limits
  * raised out of reach. Its gateway counts rate limits in PostgreSQL (RATE_LIMIT_MODE=shared).
+ * `serviceEnv` adds to (or overrides) every service's environment (a DNS server, for instance).
  */
 export async function startBenchPlatform(
   root: string,
   dataDir: string,
   log: (line: string) => void,
+  serviceEnv: NodeJS.ProcessEnv = {},
 ): Promise<RunningPlatform> {
   return startPlatform({
     distDir: path.join(root, 'dist'),
@@ -85,16 +96,19 @@ export async function startBenchPlatform(
       RATE_LIMIT_MODE: 'shared',
       RATE_LIMIT_GENERAL_PER_SECOND: UNREACHABLE_LIMIT,
       RATE_LIMIT_GENERAL_BURST: UNREACHABLE_LIMIT,
+      ...serviceEnv,
     },
     log,
   });
 }
 
 export function platformGateway(platform: RunningPlatform, dataDir: string): BenchServer {
+  const pid = platform.services.find((service) => service.name === 'gateway')?.child.pid;
   return {
     name: 'gateway-shared',
     baseUrl: platform.baseUrl,
     logFile: path.join(dataDir, 'logs', 'gateway.log'),
+    ...(pid === undefined ? {} : { pid }),
   };
 }
 
@@ -114,6 +128,24 @@ export async function createBenchAccount(platform: RunningPlatform): Promise<Ben
   }
 }
 
+/** Starts a Node program from dist/ and waits until it announces readiness over IPC. */
+export async function startReadyWorker(
+  name: string,
+  script: string,
+  env: NodeJS.ProcessEnv,
+  dataDir: string,
+  stoppers: Stoppers,
+): Promise<BenchWorker> {
+  const logFile = path.join(dataDir, 'logs', `${name}.log`);
+  const child: ManagedProcess = startProcess(name, process.execPath, [script], {
+    env,
+    log: { kind: 'file', path: logFile },
+  });
+  stoppers.add(name, () => child.stop());
+  await waitForSignal(child, READY_SIGNAL, 30_000);
+  return { name, logFile, pid: child.child.pid };
+}
+
 /** Starts a Node program from dist/ that announces readiness over IPC, on a free port. */
 async function startReadyProcess(
   name: string,
@@ -124,14 +156,19 @@ async function startReadyProcess(
   stoppers: Stoppers,
 ): Promise<BenchServer> {
   const port = await findFreePort();
-  const logFile = path.join(dataDir, 'logs', `${name}.log`);
-  const child: ManagedProcess = startProcess(name, process.execPath, [script], {
-    env: { ...env, [portVariable]: String(port) },
-    log: { kind: 'file', path: logFile },
-  });
-  stoppers.add(name, () => child.stop());
-  await waitForSignal(child, READY_SIGNAL, 30_000);
-  return { name, baseUrl: `https://127.0.0.1:${port}`, logFile };
+  const worker = await startReadyWorker(
+    name,
+    script,
+    { ...env, [portVariable]: String(port) },
+    dataDir,
+    stoppers,
+  );
+  return {
+    name,
+    baseUrl: `https://127.0.0.1:${port}`,
+    logFile: worker.logFile,
+    ...(worker.pid === undefined ? {} : { pid: worker.pid }),
+  };
 }
 
 /**
@@ -175,6 +212,41 @@ export function startBareServer(
     dataDir,
     stoppers,
   );
+}
+
+/**
+ * The bare accept block (bare-accept.ts): a NATS responder that INSERTs into the platform's
+ * PostgreSQL, then the plain Fastify HTTPS server that asks it, each in its own process.
+ */
+export async function startBareAccept(
+  root: string,
+  platform: RunningPlatform,
+  dataDir: string,
+  stoppers: Stoppers,
+): Promise<{ server: BenchServer; responder: BenchWorker }> {
+  const script = path.join(root, 'dist', 'tools', 'bench', 'bare-accept.js');
+  const env = { PATH: process.env['PATH'], NATS_URL: platform.natsUrl };
+  const responder = await startReadyWorker(
+    'bare-accept-responder',
+    script,
+    { ...env, BARE_ROLE: 'responder', DATABASE_URL: platform.databaseUrl },
+    dataDir,
+    stoppers,
+  );
+  const server = await startReadyProcess(
+    'bare-accept',
+    script,
+    {
+      ...env,
+      BARE_ROLE: 'http',
+      TLS_CERT_FILE: platform.certificate.certPath,
+      TLS_KEY_FILE: platform.certificate.keyPath,
+    },
+    'BENCH_PORT',
+    dataDir,
+    stoppers,
+  );
+  return { server, responder };
 }
 
 /** How many times a log file contains `text` (0 when the file is missing). */

@@ -25,6 +25,11 @@ export interface LoadCase {
   /** A fixed request, or a function building the next one (unique keys, unique emails). */
   request: LoadRequest | (() => LoadRequest);
   expect: Expectation;
+  /**
+   * Checks one response's status and body (every measured response, and both preflight ones):
+   * null when it is as expected, otherwise what is wrong. Without it only statuses are counted.
+   */
+  checkResponse?: (status: number, body: string) => string | null;
 }
 
 /** One closed-loop run: counts and every response time (ms, sub-millisecond precision). */
@@ -37,14 +42,23 @@ export interface LoadSample {
   non2xx: number;
   errors: number;
   timeouts: number;
+  /** Responses `checkResponse` found wrong (0 without a check), and the first problem found. */
+  failedChecks: number;
+  firstFailedCheck: string | null;
   latenciesMs: Float64Array;
 }
 
-export interface LoadRun {
-  connections: number;
-  durationSeconds: number;
-  signal: AbortSignal;
-}
+/**
+ * A closed-loop run for a duration, or of a fixed `amount` of requests (spread over the
+ * connections, at least one each): that run ends with the last answer, so no request is cut off,
+ * and its duration is measured from the start to that answer.
+ */
+export type LoadRun = { connections: number; signal: AbortSignal } & (
+  { durationSeconds: number } | { amount: number }
+);
+
+/** An `amount` run is stopped after this long whatever it has left (a bound, never expected). */
+const AMOUNT_RUN_LIMIT_MS = 120_000;
 
 function abortReason(signal: AbortSignal): Error {
   return signal.reason instanceof Error ? signal.reason : new Error('aborted');
@@ -54,22 +68,25 @@ function nextRequest(loadCase: LoadCase): LoadRequest {
   return typeof loadCase.request === 'function' ? loadCase.request() : loadCase.request;
 }
 
-interface PreflightResponse {
+export interface TrustedResponse {
   status: number;
   headers: IncomingHttpHeaders;
   body: string;
 }
 
-/** One request over a verified TLS connection (the platform's CA, hostname 127.0.0.1). */
-function sendTrusted(loadCase: LoadCase, request: LoadRequest): Promise<PreflightResponse> {
-  const url = new URL(request.path, loadCase.target.baseUrl);
+/** One request over a verified TLS connection (the target's CA, hostname 127.0.0.1). */
+export function sendTrusted(
+  target: { baseUrl: string; ca: string },
+  request: LoadRequest,
+): Promise<TrustedResponse> {
+  const url = new URL(request.path, target.baseUrl);
   return new Promise((resolve, reject) => {
     const outgoing = httpsRequest(
       url,
       {
         method: request.method,
         headers: request.headers,
-        ca: loadCase.target.ca,
+        ca: target.ca,
         agent: false,
         timeout: 10_000,
       },
@@ -92,7 +109,7 @@ function sendTrusted(loadCase: LoadCase, request: LoadRequest): Promise<Prefligh
   });
 }
 
-function mismatch(response: PreflightResponse, expect: Expectation): string | null {
+function mismatch(response: TrustedResponse, expect: Expectation): string | null {
   if (response.status !== expect.status) {
     return `status ${response.status} (expected ${expect.status}): ${response.body.slice(0, 200)}`;
   }
@@ -109,14 +126,21 @@ function mismatch(response: PreflightResponse, expect: Expectation): string | nu
  * Two requests of the case over a TLS connection that verifies the certificate (autocannon 9
  * connects with `rejectUnauthorized: false` whatever `tlsOptions` say, see its
  * lib/httpClient.js). The first must have the expected status (a replay case's first request is
- * the original execution), the second must match the expectation fully.
+ * the original execution), the second must match the expectation fully; both must pass the case's
+ * `checkResponse`.
  */
 export async function preflight(loadCase: LoadCase): Promise<void> {
-  const first = await sendTrusted(loadCase, nextRequest(loadCase));
+  const first = await sendTrusted(loadCase.target, nextRequest(loadCase));
   if (first.status !== loadCase.expect.status) {
     throw new Error(`${loadCase.name}: first request: ${mismatch(first, loadCase.expect)}`);
   }
-  const problem = mismatch(await sendTrusted(loadCase, nextRequest(loadCase)), loadCase.expect);
+  const firstCheck = loadCase.checkResponse?.(first.status, first.body) ?? null;
+  if (firstCheck !== null) throw new Error(`${loadCase.name}: first request: ${firstCheck}`);
+  const second = await sendTrusted(loadCase.target, nextRequest(loadCase));
+  const problem =
+    mismatch(second, loadCase.expect) ??
+    loadCase.checkResponse?.(second.status, second.body) ??
+    null;
   if (problem !== null) throw new Error(`${loadCase.name}: ${problem}`);
 }
 
@@ -129,17 +153,40 @@ function toAutocannonRequest(request: LoadRequest): autocannon.Request {
   };
 }
 
+/** Counts the responses `checkResponse` rejects (autocannon hands each response's body to it). */
+class ResponseChecks {
+  failed = 0;
+  firstFailure: string | null = null;
+
+  constructor(private readonly check: (status: number, body: string) => string | null) {}
+
+  readonly onResponse = (status: number, body: string): void => {
+    const problem = this.check(status, body);
+    if (problem === null) return;
+    this.failed += 1;
+    this.firstFailure ??= problem;
+  };
+}
+
 /**
- * Closed-loop load: `connections` keep one request in flight each for `durationSeconds`.
- * Latencies come from autocannon's `response` events (autocannon's own histogram keeps whole
- * milliseconds, too coarse for sub-millisecond differences).
+ * Closed-loop load: `connections` keep one request in flight each for `durationSeconds` (or until
+ * `amount` requests are answered). Latencies come from autocannon's `response` events
+ * (autocannon's own histogram keeps whole milliseconds, too coarse for sub-millisecond
+ * differences).
  */
 export function runLoad(loadCase: LoadCase, run: LoadRun): Promise<LoadSample> {
   const source = loadCase.request;
+  const checks = loadCase.checkResponse ? new ResponseChecks(loadCase.checkResponse) : undefined;
+  const onResponse = checks ? { onResponse: checks.onResponse } : {};
   const requests: autocannon.Request[] =
     typeof source === 'function'
-      ? [{ setupRequest: (request) => ({ ...request, ...toAutocannonRequest(source()) }) }]
-      : [toAutocannonRequest(source)];
+      ? [
+          {
+            setupRequest: (request) => ({ ...request, ...toAutocannonRequest(source()) }),
+            ...onResponse,
+          },
+        ]
+      : [{ ...toAutocannonRequest(source), ...onResponse }];
   return new Promise((resolve, reject) => {
     if (run.signal.aborted) {
       reject(abortReason(run.signal));
@@ -148,11 +195,16 @@ export function runLoad(loadCase: LoadCase, run: LoadRun): Promise<LoadSample> {
     let latencies = new Float64Array(65_536);
     let count = 0;
     const onAbort = () => instance.stop();
+    const startedAt = performance.now();
+    let lastResponseAt = startedAt;
+    const byAmount = 'amount' in run;
+    // autocannon notices the end of an `amount` run at its next 1 s tick: time it ourselves.
+    const limit = byAmount ? setTimeout(() => instance.stop(), AMOUNT_RUN_LIMIT_MS) : undefined;
     const instance = autocannon(
       {
         url: loadCase.target.baseUrl,
         connections: run.connections,
-        duration: run.durationSeconds,
+        ...(byAmount ? { amount: run.amount } : { duration: run.durationSeconds }),
         timeout: 10,
         // Passed for completeness; autocannon 9 does not verify certificates (see preflight).
         tlsOptions: { ca: loadCase.target.ca },
@@ -160,6 +212,7 @@ export function runLoad(loadCase: LoadCase, run: LoadRun): Promise<LoadSample> {
       },
       (error: unknown, result: autocannon.Result) => {
         run.signal.removeEventListener('abort', onAbort);
+        clearTimeout(limit);
         if (error) {
           reject(error instanceof Error ? error : new Error('autocannon failed'));
           return;
@@ -168,14 +221,17 @@ export function runLoad(loadCase: LoadCase, run: LoadRun): Promise<LoadSample> {
           reject(abortReason(run.signal));
           return;
         }
+        const durationSeconds = byAmount ? (lastResponseAt - startedAt) / 1000 : result.duration;
         resolve({
           connections: run.connections,
-          durationSeconds: result.duration,
-          requestsPerSecond: result.requests.total / result.duration,
+          durationSeconds,
+          requestsPerSecond: result.requests.total / durationSeconds,
           responses: result.requests.total,
           non2xx: result.non2xx,
           errors: result.errors,
           timeouts: result.timeouts,
+          failedChecks: checks?.failed ?? 0,
+          firstFailedCheck: checks?.firstFailure ?? null,
           latenciesMs: latencies.slice(0, count),
         });
       },
@@ -188,6 +244,7 @@ export function runLoad(loadCase: LoadCase, run: LoadRun): Promise<LoadSample> {
       }
       latencies[count] = responseTimeMs;
       count += 1;
+      lastResponseAt = performance.now();
     });
     run.signal.addEventListener('abort', onAbort, { once: true });
   });

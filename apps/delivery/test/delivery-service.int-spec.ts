@@ -1,4 +1,4 @@
-import { pollUntil } from '@envoi/shared-testing';
+import { pollUntil, type SessionMode, SmtpSink } from '@envoi/shared-testing';
 
 import {
   attemptsOf,
@@ -11,7 +11,7 @@ import {
   type TestSender,
   unique,
 } from './delivery-test-app';
-import { verifyDkim } from './dkim-verify';
+import { verifyDkim } from './dkim-check';
 
 /**
  * The delivery service (in this process) against real PostgreSQL, NATS (JetStream), the real
@@ -67,9 +67,16 @@ describe('delivery service', () => {
         `^bounce\\+${view.id}@[a-z0-9.-]+\\.${sender.domain.domain.replace(/\./g, '\\.')}$`,
       ),
     );
-    const dkim = verifyDkim(receipt.raw, sender.txt);
-    expect(dkim).toMatchObject({ ok: true, domain: sender.domain.domain });
-    expect(dkim.signedHeaders).toEqual(
+    // An independent verifier (mailauth) with the key the domains service published in DNS.
+    const [dkim, ...others] = await verifyDkim(receipt.raw, app.dns.address);
+    expect(others).toHaveLength(0);
+    expect(dkim).toMatchObject({
+      result: 'pass',
+      domain: sender.domain.domain,
+      aligned: sender.domain.domain,
+      canonicalization: 'relaxed/relaxed',
+    });
+    expect(dkim?.signedHeaders).toEqual(
       expect.arrayContaining(['from', 'to', 'subject', 'date', 'message-id']),
     );
     // Dot-stuffing round trip and exact bytes otherwise.
@@ -95,6 +102,30 @@ describe('delivery service', () => {
         (await app.connection.jetstreamManager()).consumers.info('DELIVERY', 'delivery-workers'),
       (info) => info.num_pending === 0 && info.num_ack_pending === 0,
       { what: 'every job acknowledged', timeoutMs: 15_000 },
+    );
+    expect(app.sink.receiptsFor(to)).toHaveLength(1);
+    expect(app.events.of(view.id)).toHaveLength(1);
+    expect(await attemptsOf(app, view.id)).toHaveLength(1);
+  });
+
+  it('settles a job seen again while its attempt is in flight, without waiting for the lease', async () => {
+    const app = get();
+    const to = `slow600-${unique('dupf')}@${recipientDomain(app)}`;
+    const view = registerMessage(app, sender, [to]);
+    await publishJob(app, view);
+    await pollUntil(
+      () => attemptsOf(app, view.id),
+      (attempts) => attempts[0]?.state === 'in_progress',
+      { what: 'the attempt claimed' },
+    );
+    await publishJob(app, view);
+    await app.events.waitFor(view.id, 1);
+    // The duplicate looks again after an ack wait (3 s), not after the lease (18 s).
+    await pollUntil(
+      async () =>
+        (await app.connection.jetstreamManager()).consumers.info('DELIVERY', 'delivery-workers'),
+      (info) => info.num_pending === 0 && info.num_ack_pending === 0,
+      { what: 'every job acknowledged', timeoutMs: 8_000 },
     );
     expect(app.sink.receiptsFor(to)).toHaveLength(1);
     expect(app.events.of(view.id)).toHaveLength(1);
@@ -253,6 +284,182 @@ describe('delivery service', () => {
     expect(opened).toBeGreaterThanOrEqual(1);
     expect(opened).toBeLessThanOrEqual(Number(app.env['SMTP_MAX_CONNECTIONS_PER_HOST']));
     expect(opened).toBeLessThan(views.length);
+  });
+
+  it('aborts a session still running after the grace period when it stops, and hands its job back', async () => {
+    const app = get();
+    // A short grace period, and a socket timeout longer than the server's slowness.
+    const slowServer = { SHUTDOWN_GRACE_MS: '300', SMTP_SOCKET_TIMEOUT_MS: '10000' };
+    await app.service.close();
+    await app.startService(slowServer);
+    try {
+      const to = `slowrcpt2500-${unique('h')}@${recipientDomain(app)}`;
+      const view = registerMessage(app, sender, [to]);
+      const opened = app.service.pool.connectionsOpened;
+      await publishJob(app, view);
+      // The session is up; the sink answers its RCPT TO only after 2.5 s.
+      await pollUntil(
+        () => app.service.pool.connectionsOpened,
+        (count) => count > opened,
+        { what: 'the session to start' },
+      );
+      const stopping = Date.now();
+      await app.service.close();
+      // Aborted after the grace periods (0.3 s for the bus, 0.3 s for the sessions), not waited
+      // for until the RCPT reply and the data.
+      expect(Date.now() - stopping).toBeLessThan(2_000);
+      // Nothing was sent: the claim was given back, not recorded.
+      expect(await attemptsOf(app, view.id)).toEqual([]);
+      expect(app.sink.receiptsFor(to)).toHaveLength(0);
+
+      await app.startService(slowServer);
+      const [event] = await app.events.waitFor(view.id, 1);
+      expect(event).toMatchObject({ type: 'message.delivered', data: { attempt: { attempt: 1 } } });
+      expect(app.sink.receiptsFor(to)).toHaveLength(1);
+    } finally {
+      await app.service.close();
+      await app.startService();
+    }
+  });
+
+  describe('a connection dropped at each stage, or stalled (S8, S9)', () => {
+    interface Stage {
+      name: string;
+      /** The sink's session mode, or `normal` with a scripted recipient. */
+      mode: SessionMode;
+      local: string;
+      /** A message large enough that the drop lands mid-stream. */
+      large?: boolean;
+      /** The first attempt's reply. */
+      reply: RegExp;
+    }
+    const stages: Stage[] = [
+      {
+        name: 'closed before the greeting',
+        mode: 'drop-greeting',
+        local: 'accept',
+        reply: /ECONNECTION|closed/i,
+      },
+      {
+        name: 'no greeting (silence until the greeting timeout)',
+        mode: 'stall-greeting',
+        local: 'accept',
+        reply: /ETIMEDOUT|greeting/i,
+      },
+      { name: 'closed at MAIL FROM', mode: 'drop-mail', local: 'accept', reply: /closed/i },
+      { name: 'closed at RCPT TO', mode: 'normal', local: 'droprcpt', reply: /closed/i },
+      {
+        name: 'closed in the middle of the data',
+        mode: 'normal',
+        local: 'dropmid',
+        large: true,
+        reply: /ECONNRESET|EPIPE|closed/i,
+      },
+      {
+        name: 'closed after the data, without a reply',
+        mode: 'normal',
+        local: 'dropdata',
+        reply: /closed/i,
+      },
+      {
+        name: 'stalled after the data (socket timeout)',
+        mode: 'normal',
+        local: 'stall',
+        reply: /ETIMEDOUT|timeout/i,
+      },
+    ];
+
+    it.each(stages.map((stage, index) => [stage.name, stage, index] as const))(
+      '%s: every attempt Deferred and retried on the schedule, then Failed; no socket left open',
+      async (_name, stage, index) => {
+        const app = get();
+        // A sink of its own (its own loopback address, the port every sink shares): its
+        // connections are this test's only.
+        const sink = await SmtpSink.start(`127.0.0.${20 + index}`, app.port);
+        try {
+          sink.mode = stage.mode;
+          const domain = recipientDomain(app, sink.host);
+          const to = `${stage.local}-${unique('f')}@${domain}`;
+          const view = registerMessage(app, sender, [to]);
+          if (stage.large) {
+            // About 300 KB of body: the sink drops the connection at its first chunk.
+            const line = `${'x'.repeat(76)}\r\n`;
+            const raw = Buffer.from(view.content_base64 ?? '', 'base64').toString('latin1');
+            view.content_base64 = Buffer.from(raw + line.repeat(4_000), 'latin1').toString(
+              'base64',
+            );
+          }
+          await publishJob(app, view);
+
+          const events = await app.events.waitFor(view.id, 3, 20_000);
+          expect(events.map((event) => [event.type, event.data.status])).toEqual([
+            ['message.transient_error', 'Deferred'],
+            ['message.transient_error', 'Deferred'],
+            ['message.failed', 'Failed'],
+          ]);
+          expect(events[0]?.data.attempt).toMatchObject({
+            attempt: 1,
+            remote_host: `mx.${domain}`,
+          });
+          expect(events[0]?.data.attempt.reply).toMatch(stage.reply);
+          expect(events[2]?.data.attempt.reply).toMatch(/giving up: no retry left/);
+          const attempts = await attemptsOf(app, view.id);
+          expect(attempts.map((attempt) => [attempt.attempt, attempt.state])).toEqual([
+            [1, 'done'],
+            [2, 'done'],
+            [3, 'done'],
+          ]);
+          // No attempt waited for a connection slot of the destination: every failed session
+          // gave its slot back.
+          for (const attempt of attempts) expect(attempt.reply).not.toMatch(/attempt timed out/);
+          // One session per attempt (nothing was sent twice within an attempt), nothing received.
+          expect(sink.connections).toBe(3);
+          expect(sink.receipts).toHaveLength(0);
+          // Every socket of those sessions is closed on both ends.
+          await pollUntil(
+            () => sink.openConnections(),
+            (open) => open === 0,
+            { what: 'the sink connections to close', timeoutMs: 5_000 },
+          );
+        } finally {
+          await sink.stop();
+        }
+      },
+      30_000,
+    );
+  });
+
+  it('ends a session that outlives the attempt timeout as a transient failure', async () => {
+    const app = get();
+    // The server answers RCPT TO after 3 s, within the socket timeout but past the attempt's.
+    await app.service.close();
+    await app.startService({
+      SMTP_ATTEMPT_TIMEOUT_MS: '1000',
+      SMTP_SOCKET_TIMEOUT_MS: '10000',
+      SHUTDOWN_GRACE_MS: '300',
+    });
+    try {
+      const to = `slowrcpt3000-${unique('t')}@${recipientDomain(app)}`;
+      const view = registerMessage(app, sender, [to]);
+      await publishJob(app, view);
+
+      const events = await app.events.waitFor(view.id, 3, 20_000);
+      expect(events.map((event) => [event.type, event.data.status])).toEqual([
+        ['message.transient_error', 'Deferred'],
+        ['message.transient_error', 'Deferred'],
+        ['message.failed', 'Failed'],
+      ]);
+      expect(events[0]?.data.attempt.reply).toBe('attempt timed out after 1000 ms');
+      // Each attempt ended at its deadline, well within its claim (lease).
+      for (const attempt of await attemptsOf(app, view.id)) {
+        const took = (attempt.finished_at ?? new Date()).getTime() - attempt.started_at.getTime();
+        expect(took).toBeLessThan(2_000);
+      }
+      expect(app.sink.receiptsFor(to)).toHaveLength(0);
+    } finally {
+      await app.service.close();
+      await app.startService();
+    }
   });
 
   it('lets an in-flight session finish when it stops, and loses nothing', async () => {

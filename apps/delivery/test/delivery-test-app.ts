@@ -28,6 +28,7 @@ import { SmtpSink } from '@envoi/shared-testing';
 import { type INestMicroservice, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AckPolicy, DeliverPolicy, type JsMsg, type NatsConnection, type Subscription } from 'nats';
+import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 
 import { AppModule } from '../src/app.module';
@@ -35,7 +36,7 @@ import { runDeliveryMigrations } from '../src/database/run-delivery-migrations';
 import { DeliveryConfig, SERVICE_NAME } from '../src/delivery.config';
 import { SmtpPool } from '../src/smtp/smtp-pool';
 import { DeliveryWorker } from '../src/worker/delivery-worker';
-import { IsolatedPlatform } from './isolated-platform';
+import { type ChildHandle, IsolatedPlatform } from './isolated-platform';
 
 /** Timings that keep a run short: retries after 400 ms then 800 ms (no jitter), short timeouts. */
 export const TEST_ENV = {
@@ -153,11 +154,18 @@ export interface DeliveryTestApp {
   port: number;
   connection: NatsConnection;
   rpc: RpcClient;
+  /** The test's own connections to the service's database (for reading the attempts log). */
+  db: Pool;
   views: ViewResponder;
   events: EventCollector;
   /** The delivery service under test (in this process); restartable. */
   service: DeliveryInstance;
   startService(extra?: Record<string, string>): Promise<DeliveryInstance>;
+  /**
+   * Another delivery service, started as a process from dist/ (migrations, then main.js) with
+   * the same environment plus `extra`; stopped with the platform, or killed by its PID.
+   */
+  startChildService(extra?: Record<string, string>): Promise<ChildHandle>;
   close(): Promise<void>;
 }
 
@@ -187,7 +195,8 @@ async function startDelivery(env: Record<string, string>): Promise<DeliveryInsta
   @Module({ imports: [AppModule.forRoot(config)] })
   class DeliveryTestModule {}
   const app = await NestFactory.createMicroservice(DeliveryTestModule, {
-    ...natsMicroserviceOptions(SERVICE_NAME, config.natsServers()),
+    // As main.ts does: the bus transport's grace period is SHUTDOWN_GRACE_MS too.
+    ...natsMicroserviceOptions(SERVICE_NAME, config.natsServers(), config.SHUTDOWN_GRACE_MS),
     logger: false,
   });
   configureServiceTransport(app, createLogger(SERVICE_NAME, process.env['LOG_LEVEL'] ?? 'silent'));
@@ -252,6 +261,8 @@ export async function startDeliveryTestApp(): Promise<DeliveryTestApp> {
       SMTP_OUTBOUND_PORT: String(port),
     };
     await runDeliveryMigrations(env['DATABASE_URL'] ?? '');
+    const db = new Pool({ connectionString: env['DATABASE_URL'], max: 2 });
+    stops.push(() => db.end());
 
     const connection = await connectNats({ servers: [platform.natsUrl], name: 'delivery-test' });
     stops.push(() => connection.drain());
@@ -286,6 +297,7 @@ export async function startDeliveryTestApp(): Promise<DeliveryTestApp> {
       port,
       connection,
       rpc: new RpcClient(connection, 15_000),
+      db,
       views,
       events,
       service,
@@ -295,6 +307,7 @@ export async function startDeliveryTestApp(): Promise<DeliveryTestApp> {
         app.service = service;
         return service;
       },
+      startChildService: (extra = {}) => platform.startService('delivery', { ...env, ...extra }),
       close: stopAll,
     };
     return app;
@@ -341,8 +354,6 @@ export function publishRecords(app: DeliveryTestApp, domain: DomainRecord): void
 export interface TestSender {
   accountId: string;
   domain: DomainRecord;
-  /** The TXT content of `name` among the domain's records (the DKIM key). */
-  txt(name: string): string | null;
 }
 
 /** A verified sending domain of a fresh account (real domains service, records published). */
@@ -358,13 +369,7 @@ export async function newSender(app: DeliveryTestApp): Promise<TestSender> {
     domain: created.domain,
   });
   if (!domain.dns_valid) throw new Error(`${domain.domain} did not verify`);
-  return {
-    accountId,
-    domain,
-    txt: (name) =>
-      domain.dns_records.find((record) => record.type === 'TXT' && record.host === name)?.content ??
-      null,
-  };
+  return { accountId, domain };
 }
 
 /** A recipient domain whose MX is the sink at `address` (127.0.0.1 offers STARTTLS). */
@@ -441,30 +446,44 @@ export async function publishJob(
     );
 }
 
+/** A row of the attempts log, as the tests read it. */
+export interface AttemptRow {
+  message_id: string;
+  attempt: number;
+  state: string;
+  status: string | null;
+  outcome: string | null;
+  remote_host: string;
+  reply: string;
+  tls: boolean | null;
+  started_at: Date;
+  finished_at: Date | null;
+  bounce_classification: string | null;
+}
+
+const ATTEMPT_COLUMNS = `message_id, attempt, state, status, outcome, remote_host, reply, tls,
+  started_at, finished_at, bounce_classification`;
+
 /** The attempts the service logged for a message, in order. */
-export function attemptsOf(
-  app: DeliveryTestApp,
-  messageId: string,
-): Promise<
-  Array<{
-    attempt: number;
-    state: string;
-    status: string | null;
-    outcome: string | null;
-    remote_host: string;
-    reply: string;
-    tls: boolean | null;
-    started_at: Date;
-    finished_at: Date | null;
-    bounce_classification: string | null;
-  }>
-> {
-  return app.service.dataSource.query(
-    `SELECT attempt, state, status, outcome, remote_host, reply, tls, started_at, finished_at,
-            bounce_classification
-       FROM delivery.attempts WHERE message_id = $1 ORDER BY attempt`,
+export async function attemptsOf(app: DeliveryTestApp, messageId: string): Promise<AttemptRow[]> {
+  const result = await app.db.query<AttemptRow>(
+    `SELECT ${ATTEMPT_COLUMNS} FROM delivery.attempts WHERE message_id = $1 ORDER BY attempt`,
     [messageId],
   );
+  return result.rows;
+}
+
+/** The attempts of several messages, by message then attempt. */
+export async function attemptsOfAll(
+  app: DeliveryTestApp,
+  messageIds: string[],
+): Promise<AttemptRow[]> {
+  const result = await app.db.query<AttemptRow>(
+    `SELECT ${ATTEMPT_COLUMNS} FROM delivery.attempts WHERE message_id = ANY($1::uuid[])
+      ORDER BY message_id, attempt`,
+    [messageIds],
+  );
+  return result.rows;
 }
 
 /** Asymmetric matchers typed `unknown`: jest types them `any`, which type-aware lint refuses. */

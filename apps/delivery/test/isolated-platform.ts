@@ -20,6 +20,8 @@ export interface ChildHandle {
   name: string;
   child: ChildProcess;
   stop(): Promise<void>;
+  /** SIGKILL to this process (its own PID only), resolved once it has exited. */
+  kill(): Promise<void>;
 }
 
 function freePort(): Promise<number> {
@@ -46,11 +48,16 @@ function startChild(
   child.stdout?.pipe(log);
   child.stderr?.pipe(log);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const running = () => child.exitCode === null && child.signalCode === null;
   return {
     name,
     child,
+    async kill() {
+      if (running()) child.kill('SIGKILL');
+      await exited;
+    },
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
+      if (running()) {
         child.kill('SIGTERM');
         const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
         await exited;

@@ -150,11 +150,30 @@ export class SmtpPool {
 
   /**
    * Sends one message on a leased connection. `message` is read only once the server has
-   * accepted DATA: whether it was read tells how far a failed session got.
+   * accepted DATA: whether it was read tells how far a failed session got. When `signal` aborts
+   * first, the connection is closed and the send rejects with SmtpAbortedError at once
+   * (nodemailer never calls back for a session closed mid-command).
    */
-  send(leased: PooledConnection, envelope: SmtpEnvelope, message: Readable): Promise<SmtpSendInfo> {
+  send(
+    leased: PooledConnection,
+    envelope: SmtpEnvelope,
+    message: Readable,
+    signal: AbortSignal,
+  ): Promise<SmtpSendInfo> {
     return new Promise((resolve, reject) => {
+      let settled = false;
+      const onAbort = () => {
+        if (settled) return;
+        settled = true;
+        leased.connection.close();
+        reject(new SmtpAbortedError());
+      };
+      if (signal.aborted) return onAbort();
+      signal.addEventListener('abort', onAbort, { once: true });
       leased.connection.send(envelope, message, (error, info) => {
+        signal.removeEventListener('abort', onAbort);
+        if (settled) return;
+        settled = true;
         if (error) reject(error);
         else
           resolve({

@@ -153,7 +153,7 @@ export class SmtpSender {
       }
       const stream = signed(message);
       try {
-        const info = await this.pool.send(leased, message.envelope, stream);
+        const info = await this.pool.send(leased, message.envelope, stream, signal);
         this.pool.giveBack(leased, true);
         const rejected = info.rejected;
         const reply = parseSmtpReply(info.response);

@@ -84,8 +84,13 @@ export class DeliveryService {
     const now = new Date();
     if (existing?.state === 'done') return ack('attempt already recorded (duplicate job)');
     if (existing && existing.leaseUntil && existing.leaseUntil > now) {
-      // Another worker holds the attempt (or held it and died): look again once its lease ends.
-      const delayMs = existing.leaseUntil.getTime() - now.getTime() + 1_000;
+      // Another worker holds the attempt (or held it and died): look again once its lease ends,
+      // or sooner (every ack wait): a duplicate of a job whose attempt finishes in a moment is
+      // then settled at once rather than held for the whole lease.
+      const delayMs = Math.min(
+        existing.leaseUntil.getTime() - now.getTime() + 1_000,
+        this.config.DELIVERY_ACK_WAIT_MS,
+      );
       return { kind: 'nak', delayMs, note: 'attempt in progress elsewhere' };
     }
     const view = await this.view(job.message_id);

@@ -50,7 +50,8 @@ export function startProcess(
     name,
     child,
     exited,
-    async stop(timeoutMs = 10_000) {
+    // Above every service's default SHUTDOWN_GRACE_MS (10 s), plus the time to close.
+    async stop(timeoutMs = 20_000) {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);

@@ -13,8 +13,13 @@ export interface SinkReceipt {
   receivedAt: number;
 }
 
-/** How the sink greets and answers MAIL FROM (for every session, until changed). */
-export type SessionMode = 'normal' | 'drop-greeting' | '421-greeting' | 'drop-mail';
+/**
+ * How the sink greets and answers MAIL FROM (for every session, until changed): `drop-greeting`
+ * closes the connection before greeting, `stall-greeting` never greets (the client's greeting
+ * timeout ends it), `421-greeting` refuses, `drop-mail` closes the connection at MAIL FROM.
+ */
+export type SessionMode =
+  'normal' | 'drop-greeting' | 'stall-greeting' | '421-greeting' | 'drop-mail';
 
 class SinkError extends Error {
   constructor(
@@ -45,9 +50,11 @@ class PromptSmtpServer extends SMTPServer {
 /**
  * A fake MX on loopback (real smtp-server), scripted by the first recipient's local part:
  * `defer<N>-…` answers 451 4.3.0 to RCPT the first N times for that address, then accepts;
- * `reject-…` 550 5.1.1; `close421-…` 421 4.4.2 and closes; `dropdata-…` closes after the data
- * without a reply; `stall-…` never answers the data; `slow<ms>-…` answers 250 after ms; anything
- * else is accepted. Session-wide modes drop or refuse at the greeting or at MAIL FROM.
+ * `reject-…` 550 5.1.1; `close421-…` 421 4.4.2 and closes; `slowrcpt<ms>-…` accepts RCPT TO
+ * after ms; `droprcpt-…` closes the connection at RCPT TO without a reply; `dropmid-…` closes it when the first part of the data arrives (before
+ * the final dot); `dropdata-…` closes it after the data without a reply; `stall-…` never answers
+ * the data; `slow<ms>-…` answers 250 after ms; anything else is accepted. Session-wide modes drop,
+ * stall or refuse at the greeting or drop at MAIL FROM.
  */
 export class SmtpSink {
   readonly receipts: SinkReceipt[] = [];
@@ -57,6 +64,7 @@ export class SmtpSink {
   private readonly deferrals = new Map<string, number>();
   private readonly server: PromptSmtpServer;
   private readonly listeners: Array<() => void> = [];
+  private readonly finalDotListeners: Array<(rcptTo: string[]) => void> = [];
 
   private constructor(
     readonly host: string,
@@ -70,7 +78,7 @@ export class SmtpSink {
       size: 50 * 1024 * 1024,
       onConnect: (session, callback) => this.onConnect(session, callback),
       onMailFrom: (_address, session, callback) => this.onMailFrom(session, callback),
-      onRcptTo: (address, _session, callback) => this.onRcptTo(address.address, callback),
+      onRcptTo: (address, session, callback) => this.onRcptTo(address.address, session, callback),
       onData: (stream, session, callback) => this.onData(stream, session, callback),
     };
     this.server = new PromptSmtpServer(options);
@@ -92,6 +100,21 @@ export class SmtpSink {
     this.listeners.push(listener);
   }
 
+  /**
+   * Calls back the moment a message's final dot arrives, before the sink answers it (or drops or
+   * stalls): from then on the message may have been received, whatever the client learns.
+   */
+  onFinalDot(listener: (rcptTo: string[]) => void): void {
+    this.finalDotListeners.push(listener);
+  }
+
+  /** TCP connections open now (any state: greeting, session, STARTTLS, closing by the server). */
+  openConnections(): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.server.getConnections((error, count) => (error ? reject(error) : resolve(count)));
+    });
+  }
+
   receiptsFor(recipient: string): SinkReceipt[] {
     return this.receipts.filter((receipt) => receipt.rcptTo.includes(recipient));
   }
@@ -110,6 +133,7 @@ export class SmtpSink {
   private onConnect(session: SMTPServerSession, callback: (error?: Error | null) => void): void {
     this.connections++;
     if (this.mode === 'drop-greeting') return this.drop(session);
+    if (this.mode === 'stall-greeting') return;
     if (this.mode === '421-greeting') return callback(new SinkError(421, 'Too busy, try later'));
     callback();
   }
@@ -119,8 +143,13 @@ export class SmtpSink {
     callback();
   }
 
-  private onRcptTo(address: string, callback: (error?: Error | null) => void): void {
+  private onRcptTo(
+    address: string,
+    session: SMTPServerSession,
+    callback: (error?: Error | null) => void,
+  ): void {
     const local = address.split('@')[0] ?? '';
+    if (local.startsWith('droprcpt-')) return this.drop(session);
     const defer = /^defer([0-9]+)-/.exec(local);
     if (defer) {
       const seen = this.deferrals.get(address) ?? 0;
@@ -131,6 +160,11 @@ export class SmtpSink {
     }
     if (local.startsWith('reject-')) return callback(new SinkError(550, '5.1.1 No such user'));
     if (local.startsWith('close421-')) return callback(new SinkError(421, '4.4.2 Closing'));
+    const slow = /^slowrcpt([0-9]+)-/.exec(local);
+    if (slow) {
+      setTimeout(() => callback(), Number(slow[1]));
+      return;
+    }
     callback();
   }
 
@@ -140,10 +174,21 @@ export class SmtpSink {
     callback: (error?: Error | null) => void,
   ): void {
     const chunks: Buffer[] = [];
-    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const rcptTo = session.envelope.rcptTo.map((rcpt) => rcpt.address);
+    const local = rcptTo[0]?.split('@')[0] ?? '';
+    let dropped = false;
+    // A connection closed mid-message ends the stream with an error (smtp-server 3.21).
+    stream.on('error', () => undefined);
+    stream.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      if (local.startsWith('dropmid-') && !dropped) {
+        dropped = true;
+        this.drop(session);
+      }
+    });
     stream.on('end', () => {
-      const rcptTo = session.envelope.rcptTo.map((rcpt) => rcpt.address);
-      const local = rcptTo[0]?.split('@')[0] ?? '';
+      if (dropped) return;
+      for (const listener of this.finalDotListeners) listener(rcptTo);
       if (local.startsWith('dropdata-')) return this.drop(session);
       if (local.startsWith('stall-')) return;
       const accept = () => {

@@ -1,0 +1,675 @@
+import 'reflect-metadata';
+
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { DELIVERY_STREAM } from '@envoi/contracts-core';
+import { connectNats } from '@envoi/shared-nats';
+
+import { repositoryRoot } from '../runtime/runtime-files';
+import { createVerifiedDomain, DnsTestServer } from './bench-domain';
+import {
+  createBenchAccount,
+  makeDataDir,
+  platformGateway,
+  startBareAccept,
+  startBenchPlatform,
+  Stoppers,
+} from './bench-platform';
+import { type LoadSample, median, preflight, runLoad, summariseLatencies } from './load';
+import { cpuBetween, OTHER_PROCESSES, ProcessCpu } from './process-cpu';
+import {
+  type AnsweredIds,
+  contentBytes,
+  defineSendCases,
+  type SendCase,
+  type SendCaseId,
+} from './send-cases';
+import { type EnvoiStorage, SendDatabase, type StoredCheck } from './send-database';
+
+/**
+ * `npm run bench:send` (issue 5): accepted messages per second and latency of
+ * `POST /v2/accounts/{id}/messages` with 1 and 100 recipients, next to a bare accept path (HTTP →
+ * NATS request → one multi-row INSERT → reply, bare-accept.ts) measured in the same run, then
+ * whether the database holds exactly the accepted messages and whether the outbox relay kept up.
+ * Cases are measured in interleaved rounds so that a burst of unrelated load on the (shared)
+ * machine spreads over all of them; the CPU time of every process (process-cpu.ts) says where
+ * each request's time went. The sending domain verifies against a loopback DNS server; the
+ * delivery service is stopped, so only accepting is measured.
+ */
+
+const SETTINGS = {
+  /** Closed-loop connections: each keeps one request in flight. */
+  connectionLevels: [10, 20],
+  /** Warm-up per case (at the first level), which also estimates the case's rate. */
+  warmupSeconds: 1,
+  rounds: 3,
+  /**
+   * Every run is a fixed number of requests, all answered before it ends (none cut off, so the
+   * database must hold exactly the answered messages): about `secondsPerRun` at the case's last
+   * measured rate, and at least `minRequestsPerConnection` per connection (slow cases run longer).
+   */
+  secondsPerRun: 2,
+  minRequestsPerConnection: 2,
+  /** After each run, how long the relay may take to publish what the run left in the outbox. */
+  relayWaitMs: 15_000,
+  finalRelayWaitMs: 30_000,
+  /**
+   * The relay's pause when no send woke it (default 1 000 ms). Under load every send wakes it,
+   * so this only shortens the drain between runs: at the default an idle relay publishes at most
+   * 10 batches of 100 rows per second.
+   */
+  relayIntervalMs: 100,
+} as const;
+
+interface RelayAfterRun {
+  /** Unpublished outbox rows when the run ended. */
+  backlog: number;
+  /** How long the relay then took to publish them (null: not within the wait). */
+  drainMs: number | null;
+}
+
+interface RunRecord {
+  sample: LoadSample;
+  /** CPU ms by process during the run, then while the relay drained what it left. */
+  cpuRun: Record<string, number> | null;
+  cpuDrain: Record<string, number> | null;
+  relay: RelayAfterRun;
+}
+
+interface Figures {
+  connections: number;
+  /** Medians over the rounds. */
+  requestsPerSecond: number;
+  acceptedPerSecond: number;
+  /** Accepted messages per second of run plus relay drain: accepted and published. */
+  publishedPerSecond: number | null;
+  requestsPerSecondByRound: number[];
+  /** Over every response of every round. */
+  latencyMeanMs: number;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+  responses: number;
+  failedResponses: number;
+  firstFailure: string | null;
+  errors: number;
+  timeouts: number;
+  /**
+   * CPU ms per answered request by process, run and drain together (the whole cost of accepting
+   * and publishing), and the drain's part alone (the relay's catching up). Null without /proc.
+   */
+  cpuMsPerRequest: Record<string, number> | null;
+  drainCpuMsPerRequest: Record<string, number> | null;
+  /** Cores each process kept busy during the runs (CPU ms ÷ run ms); shows a saturated loop. */
+  coresBusy: Record<string, number> | null;
+  relay: RelayAfterRun[];
+  /** Each run (in round order): requests, seconds, CPU ms by process during it and its drain. */
+  runs: Array<{
+    requests: number;
+    seconds: number;
+    cpuMsRun: Record<string, number> | null;
+    cpuMsDrain: Record<string, number> | null;
+  }>;
+}
+
+interface CaseResult {
+  id: SendCaseId;
+  name: string;
+  system: 'envoi' | 'bare';
+  recipients: number;
+  /** Requests per second the warm-up measured (sizes the runs). */
+  warmupRequestsPerSecond: number;
+  byConnections: Figures[];
+  /** Accepted messages/s ÷ the bare case's, per connection level. */
+  ratioToBare: number[] | null;
+  problems: string[];
+}
+
+function perRequest(
+  spent: ReadonlyArray<Record<string, number> | null>,
+  requests: number,
+): Record<string, number> | null {
+  if (spent.some((entry) => entry === null) || requests === 0) return null;
+  const total: Record<string, number> = {};
+  for (const entry of spent) {
+    for (const [label, ms] of Object.entries(entry ?? {})) total[label] = (total[label] ?? 0) + ms;
+  }
+  const divided: Record<string, number> = {};
+  for (const [label, ms] of Object.entries(total).sort((a, b) => b[1] - a[1])) {
+    divided[label] = Number((ms / requests).toFixed(3));
+  }
+  return divided;
+}
+
+function figures(records: readonly RunRecord[], recipients: number): Figures {
+  const samples = records.map((record) => record.sample);
+  const latency = summariseLatencies(samples);
+  const sum = (pick: (sample: LoadSample) => number) =>
+    samples.reduce((total, sample) => total + pick(sample), 0);
+  const accepted = (sample: LoadSample) => (sample.responses - sample.failedChecks) * recipients;
+  const drained = records.every((record) => record.relay.drainMs !== null);
+  const answered = sum((sample) => sample.responses - sample.failedChecks);
+  return {
+    connections: samples[0]?.connections ?? 0,
+    requestsPerSecond: median(samples.map((sample) => sample.requestsPerSecond)),
+    acceptedPerSecond: median(samples.map((sample) => accepted(sample) / sample.durationSeconds)),
+    publishedPerSecond: drained
+      ? median(
+          records.map(
+            (record) =>
+              accepted(record.sample) /
+              (record.sample.durationSeconds + (record.relay.drainMs ?? 0) / 1000),
+          ),
+        )
+      : null,
+    requestsPerSecondByRound: samples.map(
+      (sample) => Math.round(sample.requestsPerSecond * 10) / 10,
+    ),
+    latencyMeanMs: latency.meanMs,
+    latencyP50Ms: latency.p50Ms,
+    latencyP99Ms: latency.p99Ms,
+    responses: sum((sample) => sample.responses),
+    failedResponses: sum((sample) => sample.failedChecks),
+    firstFailure: samples.find((sample) => sample.firstFailedCheck)?.firstFailedCheck ?? null,
+    errors: sum((sample) => sample.errors),
+    timeouts: sum((sample) => sample.timeouts),
+    coresBusy: coresBusy(records),
+    cpuMsPerRequest: perRequest(
+      records.flatMap((record) => [record.cpuRun, record.cpuDrain]),
+      answered,
+    ),
+    drainCpuMsPerRequest: perRequest(
+      records.map((record) => record.cpuDrain),
+      answered,
+    ),
+    relay: records.map((record) => record.relay),
+    runs: records.map((record) => ({
+      requests: record.sample.responses,
+      seconds: Number(record.sample.durationSeconds.toFixed(3)),
+      cpuMsRun: roundedValues(record.cpuRun),
+      cpuMsDrain: roundedValues(record.cpuDrain),
+    })),
+  };
+}
+
+function coresBusy(records: readonly RunRecord[]): Record<string, number> | null {
+  const runMs = records.reduce((sum, record) => sum + record.sample.durationSeconds * 1000, 0);
+  const perRun = perRequest(
+    records.map((record) => record.cpuRun),
+    1,
+  );
+  if (!perRun || runMs === 0) return null;
+  return Object.fromEntries(
+    Object.entries(perRun).map(([label, ms]) => [label, Number((ms / runMs).toFixed(2))]),
+  );
+}
+
+function roundedValues(entries: Record<string, number> | null): Record<string, number> | null {
+  if (!entries) return null;
+  return Object.fromEntries(
+    Object.entries(entries).map(([key, value]) => [key, Math.round(value)]),
+  );
+}
+
+function problemsOf(measured: Figures): string[] {
+  const label = `${measured.connections} conn`;
+  const problems: string[] = [];
+  if (measured.failedResponses > 0) {
+    problems.push(
+      `${label}: ${measured.failedResponses} responses not accepted, first: ${measured.firstFailure ?? '?'}`,
+    );
+  }
+  if (measured.errors > 0) problems.push(`${label}: ${measured.errors} connection errors`);
+  if (measured.timeouts > 0) problems.push(`${label}: ${measured.timeouts} timeouts`);
+  if (measured.responses === 0) problems.push(`${label}: no responses`);
+  if (measured.relay.some((relay) => relay.drainMs === null)) {
+    problems.push(
+      `${label}: the relay did not publish a run's rows within ${SETTINGS.relayWaitMs} ms`,
+    );
+  }
+  return problems;
+}
+
+const integer = (value: number) => Math.round(value).toLocaleString('en-US').replace(/,/g, ' ');
+const ms = (value: number) => (value >= 100 ? value.toFixed(0) : value.toFixed(1));
+
+const TABLE_HEADER = [
+  'case'.padEnd(36),
+  'conn'.padStart(4),
+  'req/s'.padStart(7),
+  'msg/s'.padStart(7),
+  '×bare'.padStart(6),
+  'p50'.padStart(6),
+  'p99'.padStart(6),
+  'mean'.padStart(6),
+  'n'.padStart(6),
+  '│ outbox left, drained in │ msg/s incl. drain',
+].join(' ');
+
+function figureLines(result: CaseResult): string[] {
+  return result.byConnections.map((measured, index) => {
+    const ratio = result.ratioToBare?.[index];
+    const backlog = Math.max(...measured.relay.map((relay) => relay.backlog));
+    const drains = measured.relay.map((relay) => relay.drainMs);
+    const slowest = drains.includes(null) ? null : Math.max(...(drains as number[]));
+    const relay =
+      result.system === 'bare'
+        ? ''
+        : `│ ≤ ${integer(backlog)} rows, ${slowest === null ? 'NOT DRAINED' : `≤ ${integer(slowest)} ms`} │ ${measured.publishedPerSecond === null ? '' : integer(measured.publishedPerSecond)}`;
+    return [
+      `${result.system}: ${result.name}`.padEnd(36),
+      String(measured.connections).padStart(4),
+      integer(measured.requestsPerSecond).padStart(7),
+      integer(measured.acceptedPerSecond).padStart(7),
+      (ratio === undefined ? '' : ratio.toFixed(3)).padStart(6),
+      ms(measured.latencyP50Ms).padStart(6),
+      ms(measured.latencyP99Ms).padStart(6),
+      ms(measured.latencyMeanMs).padStart(6),
+      String(measured.responses).padStart(6),
+      relay,
+    ].join(' ');
+  });
+}
+
+function machine() {
+  const cpus = os.cpus();
+  return {
+    cpus: cpus.length,
+    cpuModel: cpus[0]?.model ?? 'unknown',
+    node: process.version,
+    loadAverage1m: Number(os.loadavg()[0]?.toFixed(2)),
+  };
+}
+
+const WARMUP_MAX_STEPS = 4;
+
+/** Requests of one run at `connections`, from the case's last measured rate. */
+function amountFor(rate: number, connections: number): number {
+  const floor = connections * SETTINGS.minRequestsPerConnection;
+  return Math.max(floor, Math.min(100_000, Math.round(rate * SETTINGS.secondsPerRun)));
+}
+
+/**
+ * Preflight and warm-up of every case (two runs: a short one to estimate the rate, then about
+ * `warmupSeconds`), then interleaved rounds: in each round, every connection level of every case.
+ * After each run the relay gets up to `relayWaitMs` to publish what the run left, so that no run
+ * pays for the previous one's backlog.
+ */
+async function measureAll(
+  cases: readonly SendCase[],
+  database: SendDatabase,
+  cpu: ProcessCpu,
+  signal: AbortSignal,
+  log: (line: string) => void,
+): Promise<{ rates: Map<SendCaseId, number>; runs: Map<string, RunRecord[]> }> {
+  const rates = new Map<SendCaseId, number>();
+  const warmupConnections: number = SETTINGS.connectionLevels[0];
+  for (const sendCase of cases) {
+    signal.throwIfAborted();
+    await preflight(sendCase);
+    // One request per connection, then runs of about half the warm-up time at the rate measured
+    // so far, until the warm-up time is spent.
+    let amount = warmupConnections;
+    let warmedSeconds = 0;
+    for (let step = 0; step < WARMUP_MAX_STEPS && warmedSeconds < SETTINGS.warmupSeconds; step++) {
+      const sample = await runLoad(sendCase, { connections: warmupConnections, amount, signal });
+      rates.set(sendCase.id, sample.requestsPerSecond);
+      warmedSeconds += sample.durationSeconds;
+      amount = Math.max(
+        warmupConnections,
+        Math.round((sample.requestsPerSecond * SETTINGS.warmupSeconds) / 2),
+      );
+      await database.waitForRelay(SETTINGS.relayWaitMs, signal);
+    }
+    log(
+      `warmed up ${sendCase.target.system}: ${sendCase.name} (${integer(rates.get(sendCase.id) ?? 0)} req/s)`,
+    );
+  }
+  const runs = new Map<string, RunRecord[]>();
+  for (let round = 1; round <= SETTINGS.rounds; round += 1) {
+    log(`round ${round}/${SETTINGS.rounds}`);
+    for (const connections of SETTINGS.connectionLevels) {
+      for (const sendCase of cases) {
+        const key = `${sendCase.id}@${connections}`;
+        // The rate of this case's previous run at this level, or the warm-up's.
+        const previous = runs.get(key)?.at(-1)?.sample.requestsPerSecond;
+        const amount = amountFor(previous ?? rates.get(sendCase.id) ?? 0, connections);
+        const before = cpu.snapshot();
+        const sample = await runLoad(sendCase, { connections, amount, signal });
+        const ended = cpu.snapshot();
+        const relay = await database.waitForRelay(SETTINGS.relayWaitMs, signal);
+        runs.set(key, [
+          ...(runs.get(key) ?? []),
+          {
+            sample,
+            cpuRun: cpuBetween(before, ended),
+            cpuDrain: cpuBetween(ended, cpu.snapshot()),
+            relay: { backlog: relay.backlog, drainMs: relay.drainMs },
+          },
+        ]);
+      }
+    }
+  }
+  return { rates, runs };
+}
+
+function results(
+  cases: readonly SendCase[],
+  measured: { rates: Map<SendCaseId, number>; runs: Map<string, RunRecord[]> },
+): Map<SendCaseId, CaseResult> {
+  const all = new Map<SendCaseId, CaseResult>();
+  for (const sendCase of cases) {
+    const byConnections = SETTINGS.connectionLevels.map((connections) =>
+      figures(measured.runs.get(`${sendCase.id}@${connections}`) ?? [], sendCase.recipients),
+    );
+    const bare = sendCase.bare === null ? undefined : all.get(sendCase.bare);
+    all.set(sendCase.id, {
+      id: sendCase.id,
+      name: sendCase.name,
+      system: sendCase.target.system,
+      recipients: sendCase.recipients,
+      warmupRequestsPerSecond: measured.rates.get(sendCase.id) ?? NaN,
+      byConnections,
+      ratioToBare: bare
+        ? byConnections.map(
+            (own, index) =>
+              own.acceptedPerSecond / (bare.byConnections[index]?.acceptedPerSecond ?? NaN),
+          )
+        : null,
+      problems: byConnections.flatMap(problemsOf),
+    });
+  }
+  return all;
+}
+
+/**
+ * Time per request at saturation (1000 / req/s, whatever the bottleneck), split into a part per
+ * request and one per recipient.
+ */
+function perRecipientCost(one: Figures | undefined, hundred: Figures | undefined) {
+  if (!one || !hundred) return null;
+  const perRequestOne = 1000 / one.requestsPerSecond;
+  const perRequestHundred = 1000 / hundred.requestsPerSecond;
+  const perRecipient = (perRequestHundred - perRequestOne) / 99;
+  return { msPerRequest: perRequestOne - perRecipient, msPerRecipient: perRecipient };
+}
+
+function cpuLine(
+  label: string,
+  cpu: Record<string, number> | null,
+  drain: Record<string, number> | null,
+  divisor: number,
+): string {
+  if (!cpu) return `    ${label}: (no /proc)`;
+  const ours = (entries: Record<string, number>) =>
+    Object.entries(entries).filter(([name]) => name !== OTHER_PROCESSES);
+  const sumOf = (entries: Record<string, number>) =>
+    ours(entries).reduce((sum, [, value]) => sum + value, 0);
+  const total = sumOf(cpu);
+  const parts = ours(cpu)
+    .filter(([, value]) => value / total >= 0.02)
+    .map(([name, value]) => `${name} ${(value / divisor).toFixed(2)}`);
+  const relay = drain
+    ? `; of which relay catching up after the run ${(sumOf(drain) / divisor).toFixed(2)}`
+    : '';
+  const other = cpu[OTHER_PROCESSES];
+  const foreign =
+    other === undefined ? '' : ` [meanwhile other processes: ${(other / divisor).toFixed(2)}]`;
+  return `    ${label}: ${(total / divisor).toFixed(2)} ms = ${parts.join(', ')}${relay}${foreign}`;
+}
+
+function printReport(
+  all: Map<SendCaseId, CaseResult>,
+  envoi: EnvoiStorage,
+  bare: StoredCheck,
+  finalRelay: { backlog: number; drainMs: number | null; left: number },
+): void {
+  const top = SETTINGS.connectionLevels.length - 1;
+  const topConnections = SETTINGS.connectionLevels[top] ?? 0;
+  console.log(
+    `\nreq/s, msg/s (accepted messages): median of ${SETTINGS.rounds} runs; latencies (ms) over all n responses; ×bare: msg/s ÷ the bare block's`,
+  );
+  console.log(TABLE_HEADER);
+  for (const result of all.values()) for (const line of figureLines(result)) console.log(line);
+
+  console.log('\nSummary');
+  console.log(
+    `  accepted messages/s at ${topConnections} connections (× the bare block in this run):`,
+  );
+  for (const result of all.values()) {
+    const measured = result.byConnections[top];
+    if (result.system !== 'envoi' || !measured) continue;
+    console.log(
+      `    ${integer(measured.acceptedPerSecond).padStart(6)} msg/s  ×${(result.ratioToBare?.[top] ?? NaN).toFixed(3)}  p50 ${ms(measured.latencyP50Ms)} ms, p99 ${ms(measured.latencyP99Ms)} ms  ${result.name}`,
+    );
+  }
+  const at = (id: SendCaseId) => all.get(id)?.byConnections[top];
+  for (const [system, oneId, hundredId] of [
+    ['envoi', 'envoi1', 'envoi100'],
+    ['bare', 'bare1', 'bare100'],
+  ] as const) {
+    const cost = perRecipientCost(at(oneId), at(hundredId));
+    if (!cost) continue;
+    console.log(
+      `  ${system}: 1000/(req/s) ≈ ${cost.msPerRequest.toFixed(2)} ms per request + ${cost.msPerRecipient.toFixed(3)} ms per recipient`,
+    );
+  }
+  console.log(
+    `  CPU ms by process at ${topConnections} connections (run and relay drain together):`,
+  );
+  for (const result of all.values()) {
+    const measured = result.byConnections[top];
+    if (!measured) continue;
+    const name = `${result.system}: ${result.name}`;
+    const drain = result.system === 'envoi' ? measured.drainCpuMsPerRequest : null;
+    console.log(cpuLine(`${name}, per request`, measured.cpuMsPerRequest, drain, 1));
+    if (result.recipients > 1) {
+      console.log(
+        cpuLine(`${name}, per message`, measured.cpuMsPerRequest, drain, result.recipients),
+      );
+    }
+    if (measured.coresBusy) {
+      const ours = Object.entries(measured.coresBusy).filter(
+        ([label]) => label !== OTHER_PROCESSES,
+      );
+      const total = ours.reduce((sum, [, cores]) => sum + cores, 0);
+      const busy = ours.filter(([, cores]) => cores >= 0.05);
+      console.log(
+        `      cores busy during the runs: ${total.toFixed(2)} of ${os.cpus().length} (${busy.map(([label, cores]) => `${label} ${cores.toFixed(2)}`).join(', ')})`,
+      );
+    }
+  }
+  console.log(
+    `  database: ${integer(envoi.rows)} rows in messages.messages for ${integer(envoi.answered)} messages answered 202/queued: ${envoi.lost} lost, ${envoi.unanswered} without an answer; ${integer(envoi.contents)} contents, ${integer(envoi.outboxRows)} outbox rows`,
+  );
+  console.log(
+    `  outbox: ${integer(finalRelay.backlog)} rows unpublished when the last run ended, ${finalRelay.drainMs === null ? `${integer(finalRelay.left)} still unpublished after ${SETTINGS.finalRelayWaitMs / 1000} s` : `${integer(finalRelay.left)} left after ${integer(finalRelay.drainMs)} ms`}`,
+  );
+  const bytes = Object.entries(envoi.bytesPerMessage)
+    .filter(([, size]) => size >= 10)
+    .map(([table, size]) => `${table} ${integer(size)}`)
+    .join(', ');
+  console.log(`  bytes per stored message (tables with indexes and TOAST): ${bytes}`);
+  console.log(
+    `  bare block: ${integer(bare.rows)} rows for ${integer(bare.answered)} answered: ${bare.lost} lost, ${bare.unanswered} without an answer`,
+  );
+}
+
+function storageProblems(envoi: EnvoiStorage, bare: StoredCheck): string[] {
+  const problems: string[] = [];
+  if (envoi.lost > 0) problems.push(`${envoi.lost} accepted messages are not in messages.messages`);
+  if (envoi.unanswered !== 0) {
+    problems.push(`${envoi.unanswered} stored messages were never answered (a request timed out?)`);
+  }
+  if (envoi.contents !== envoi.rows) {
+    problems.push(`${envoi.rows} messages but ${envoi.contents} contents`);
+  }
+  if (envoi.outboxRows !== 2 * envoi.rows) {
+    problems.push(`${envoi.outboxRows} outbox rows for ${envoi.rows} messages (expected 2 each)`);
+  }
+  if (bare.lost > 0 || bare.unanswered !== 0) {
+    problems.push(`bare block: ${bare.lost} answered rows missing, ${bare.unanswered} unanswered`);
+  }
+  return problems;
+}
+
+const DELIVERY_STOP_TIMEOUT_MS = 3_000;
+
+/** Jobs in the DELIVERY work queue (nobody takes them while the delivery service is stopped). */
+async function deliveryQueueDepth(natsUrl: string): Promise<number | null> {
+  const connection = await connectNats({ servers: natsUrl.split(','), name: 'envoi-bench-send' });
+  try {
+    const jsm = await connection.jetstreamManager();
+    return (await jsm.streams.info(DELIVERY_STREAM)).state.messages;
+  } catch {
+    return null;
+  } finally {
+    await connection.drain();
+  }
+}
+
+async function main(): Promise<number> {
+  const started = Date.now();
+  const log = (line: string) =>
+    console.log(`[bench +${((Date.now() - started) / 1000).toFixed(1)} s] ${line}`);
+  const root = repositoryRoot();
+  const controller = new AbortController();
+  const signal = controller.signal;
+  const onSignal = (received: NodeJS.Signals) => {
+    if (signal.aborted) return;
+    log(`${received}: stopping`);
+    controller.abort(new Error(`interrupted by ${received}`));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const machineBefore = machine();
+  log(
+    `${machineBefore.cpus} × ${machineBefore.cpuModel}, Node ${machineBefore.node}, load average ${machineBefore.loadAverage1m}`,
+  );
+  const stoppers = new Stoppers();
+  const dataDir = makeDataDir();
+  let keepData = process.env['BENCH_KEEP_DATA'] !== undefined;
+  try {
+    const dns = await DnsTestServer.start();
+    stoppers.add('dns server', () => dns.stop());
+    log(`starting a throwaway platform in ${dataDir} (DNS on ${dns.address})`);
+    const platform = await startBenchPlatform(root, dataDir, log, {
+      DNS_SERVERS: dns.address,
+      DNS_TIMEOUT_MS: '1000',
+      OUTBOX_RELAY_INTERVAL_MS: String(SETTINGS.relayIntervalMs),
+    });
+    stoppers.add('platform', () => platform.stop());
+    signal.throwIfAborted();
+    // This benchmark measures accepting. A running delivery service would attempt every
+    // message at once (the recipients' domains do not resolve here, so each would bounce and be
+    // suppressed) and share the machine with the accept path; its loop has a baseline of its own.
+    const delivery = platform.services.find((service) => service.name === 'delivery');
+    if (delivery) {
+      log('stopping the delivery service: delivery jobs stay in the DELIVERY work queue');
+      // It has nothing in flight; it is killed if it has not exited after this.
+      const stopping = Date.now();
+      await delivery.stop(DELIVERY_STOP_TIMEOUT_MS);
+      const how = delivery.child.signalCode === 'SIGKILL' ? 'killed' : 'exited';
+      log(`delivery service ${how} after ${((Date.now() - stopping) / 1000).toFixed(1)} s`);
+    }
+
+    log('starting the bare accept block (Fastify HTTPS → NATS → INSERT responder)');
+    const bare = await startBareAccept(root, platform, dataDir, stoppers);
+    const database = await SendDatabase.connect(platform.databaseUrl);
+    stoppers.add('database client', () => database.close());
+    signal.throwIfAborted();
+
+    const runId = randomUUID().slice(0, 8);
+    const ca = readFileSync(platform.certificate.certPath, 'utf8');
+    const envoiGateway = platformGateway(platform, dataDir);
+    const account = await createBenchAccount(platform);
+    const domain = await createVerifiedDomain(
+      { baseUrl: envoiGateway.baseUrl, ca },
+      account,
+      dns,
+      `b${runId}.example.test`,
+      signal,
+    );
+    log(`account ${account.accountId}, sending domain ${domain.domain} verified`);
+
+    const answered: AnsweredIds = { envoi: new Set(), bare: new Set() };
+    const cases = defineSendCases(
+      { envoi: envoiGateway, bare: bare.server },
+      account,
+      domain.domain,
+      ca,
+      runId,
+      answered,
+    );
+    const cpu = new ProcessCpu('bench (autocannon)');
+    for (const service of platform.services) cpu.label(service.child.pid, service.name);
+    cpu.label(bare.server.pid, 'bare-http');
+    cpu.label(bare.responder.pid, 'bare-responder');
+    log(
+      `${cases.length} cases (${contentBytes()} B of text + HTML per message): ~${SETTINGS.warmupSeconds} s warm-up each, then ${SETTINGS.rounds} interleaved rounds of ~${SETTINGS.secondsPerRun} s (≥ ${SETTINGS.minRequestsPerConnection} requests per connection) at ${SETTINGS.connectionLevels.join(' and ')} connections`,
+    );
+    const measured = await measureAll(cases, database, cpu, signal, log);
+    const finalRelay = await database.waitForRelay(SETTINGS.finalRelayWaitMs, signal);
+    const all = results(cases, measured);
+    const envoiStored = await database.envoiStorage(account.accountId, answered.envoi);
+    const bareStored = await database.bareStorage(answered.bare);
+    const deliveryJobs = await deliveryQueueDepth(platform.natsUrl);
+    printReport(all, envoiStored, bareStored, finalRelay);
+    console.log(
+      `  DELIVERY work queue: ${deliveryJobs === null ? 'unavailable' : integer(deliveryJobs)} jobs published for ${integer(envoiStored.rows)} messages`,
+    );
+
+    const problems = [
+      ...[...all.values()].flatMap((result) =>
+        result.problems.map((problem) => `${result.system} ${result.name}: ${problem}`),
+      ),
+      ...storageProblems(envoiStored, bareStored),
+      ...(finalRelay.left > 0
+        ? [
+            `${finalRelay.left} outbox rows unpublished ${SETTINGS.finalRelayWaitMs} ms after the run`,
+          ]
+        : []),
+      ...(deliveryJobs === envoiStored.rows
+        ? []
+        : [`${deliveryJobs ?? '?'} delivery jobs in the stream for ${envoiStored.rows} messages`]),
+    ];
+    const outputFile = path.join(root, '.data', 'bench', 'send-throughput.json');
+    mkdirSync(path.dirname(outputFile), { recursive: true });
+    const report = {
+      benchmark: 'send-throughput',
+      finishedAt: new Date().toISOString(),
+      machine: { ...machineBefore, loadAverage1mAfter: machine().loadAverage1m },
+      settings: { ...SETTINGS, contentBytes: contentBytes() },
+      cases: [...all.values()],
+      storage: { envoi: envoiStored, bare: bareStored, finalRelay, deliveryJobs },
+      problems,
+    };
+    writeFileSync(outputFile, `${JSON.stringify(report, null, 2)}\n`);
+    console.log(`\nFigures written to ${outputFile}`);
+    if (problems.length > 0) {
+      keepData = true;
+      for (const problem of problems) log(`PROBLEM: ${problem}`);
+      return 1;
+    }
+    return 0;
+  } catch (error) {
+    if (!signal.aborted) keepData = true;
+    throw error;
+  } finally {
+    log('stopping everything this benchmark started');
+    await stoppers.stopAll(log);
+    if (keepData) log(`data and logs kept in ${dataDir}`);
+    else rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(`[bench] failed: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  },
+);
