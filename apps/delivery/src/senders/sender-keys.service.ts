@@ -2,6 +2,7 @@ import { createPrivateKey, type KeyObject } from 'node:crypto';
 
 import { CodedError, normalizeDomainName } from '@envoi/contracts-core';
 import { DomainsErrorCode, DomainsSubjects } from '@envoi/contracts-domains';
+import { TtlCache } from '@envoi/shared-cache';
 import { NATS_CONNECTION, RpcClient, subscribeBroadcast } from '@envoi/shared-nats';
 import {
   Inject,
@@ -13,7 +14,6 @@ import {
 import type { NatsConnection, Subscription } from 'nats';
 
 import { DeliveryConfig } from '../delivery.config';
-import { TtlCache } from './ttl-cache';
 
 /** What signing and the envelope need of a sender domain. */
 export interface SenderKey {

@@ -1,10 +1,10 @@
 import { AccountsSubjects } from '@envoi/contracts-accounts';
+import { TtlCache } from '@envoi/shared-cache';
 import { RpcClient } from '@envoi/shared-nats';
 import { Injectable } from '@nestjs/common';
 
 import { MessagesConfig } from '../messages.config';
 import type { AccountDefaults } from '../messages/send-options';
-import { TtlCache } from './ttl-cache';
 
 const MAX_ENTRIES = 10_000;
 

@@ -1,5 +1,6 @@
 import { CodedError, normalizeDomainName } from '@envoi/contracts-core';
 import { DomainsErrorCode, DomainsSubjects } from '@envoi/contracts-domains';
+import { TtlCache } from '@envoi/shared-cache';
 import { NATS_CONNECTION, RpcClient, subscribeBroadcast } from '@envoi/shared-nats';
 import {
   Inject,
@@ -12,7 +13,6 @@ import type { NatsConnection, Subscription } from 'nats';
 
 import { MessagesConfig } from '../messages.config';
 import { MessagesException } from '../messages/messages.exception';
-import { TtlCache } from './ttl-cache';
 
 /** What a send needs to know about its sender domain (never the DKIM key). */
 export interface AuthorizedSender {
