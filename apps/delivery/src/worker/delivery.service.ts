@@ -193,11 +193,31 @@ export class DeliveryService {
     return ack(`${record.outcome.status}: ${record.outcome.reply}`);
   }
 
-  /** Routes and sends to every recipient domain not delivered yet; one outcome for the attempt. */
+  /**
+   * One attempt, bounded by SMTP_ATTEMPT_TIMEOUT_MS. The deadline is a controller kept alive by
+   * its own timer: an AbortSignal.timeout() referred to only by AbortSignal.any() can be garbage
+   * collected before it fires (Node 20), leaving the attempt without a deadline.
+   */
   private async send(
     job: DeliveryJob,
     view: DeliveryView,
     signal: AbortSignal,
+  ): Promise<SessionResult> {
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(), this.config.SMTP_ATTEMPT_TIMEOUT_MS);
+    try {
+      return await this.sendBefore(job, view, signal, AbortSignal.any([signal, timeout.signal]));
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Routes and sends to every recipient domain not delivered yet; one outcome for the attempt. */
+  private async sendBefore(
+    job: DeliveryJob,
+    view: DeliveryView,
+    signal: AbortSignal,
+    deadline: AbortSignal,
   ): Promise<SessionResult> {
     const done = job.attempt > 1 ? await this.attempts.deliveredBefore(view.id, job.attempt) : null;
     const pending = view.envelope_recipients.filter((recipient) => !done?.has(recipient));
@@ -209,10 +229,6 @@ export class DeliveryService {
     if (!raw) throw new Error(`${view.id}: the view carries no content`);
     const key = await this.senderKeys.keyOf(view.account_id, view.domain);
     const from = bounceAddress(view.id, key.returnPathHost, this.config.RETURN_PATH_TARGET);
-    const deadline = AbortSignal.any([
-      signal,
-      AbortSignal.timeout(this.config.SMTP_ATTEMPT_TIMEOUT_MS),
-    ]);
 
     const accepted: string[] = [];
     const results: Array<{ recipients: string[]; result: SendResult }> = [];
