@@ -14,10 +14,10 @@ async function bootstrap(): Promise<void> {
     module: AppModule.forRoot(config),
     servers: config.natsServers(),
     logger: createLogger(SERVICE_NAME, config.LOG_LEVEL),
-    // No request handlers to drain (the transport would only sleep through its grace period
-    // before the worker's own shutdown runs); the worker gives its SMTP sessions in flight
-    // SHUTDOWN_GRACE_MS, then hands the rest back to the queue.
-    gracePeriodMs: 0,
+    // The transport waits only for bus handlers in flight (delivery has none today), then the
+    // worker's own shutdown gives its SMTP sessions in flight SHUTDOWN_GRACE_MS and hands the
+    // rest back to the queue.
+    gracePeriodMs: config.SHUTDOWN_GRACE_MS,
   });
 }
 

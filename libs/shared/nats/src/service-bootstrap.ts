@@ -14,14 +14,18 @@ export interface ServiceBootstrapOptions {
   module: Type<unknown> | DynamicModule;
   servers: string[];
   logger: Logger;
-  /** How long in-flight handlers may take to reply once the service stops taking new requests. */
+  /**
+   * The most in-flight handlers may take to reply once the service stops taking new requests; an
+   * idle service closes at once.
+   */
   gracePeriodMs: number;
 }
 
 /**
  * Starts a service as a NATS microservice in its queue group and stops it cleanly on SIGTERM or
- * SIGINT: it leaves the queue group first, lets in-flight handlers reply, then closes its
- * resources (the database pool last). enableShutdownHooks() would close resources first.
+ * SIGINT: it leaves the queue group first, lets in-flight handlers reply (waiting no longer than
+ * they take, at most `gracePeriodMs`), then closes its resources (the database pool last).
+ * enableShutdownHooks() would close resources first.
  */
 export async function runService(options: ServiceBootstrapOptions): Promise<INestMicroservice> {
   const { logger } = options;

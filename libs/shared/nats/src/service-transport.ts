@@ -14,28 +14,26 @@ import {
   type PipeTransform,
   ValidationPipe,
 } from '@nestjs/common';
-import { type NatsOptions, RpcException, Transport } from '@nestjs/microservices';
+import { type CustomStrategy, RpcException } from '@nestjs/microservices';
 import { throwError } from 'rxjs';
+
+import { DrainingNatsServer } from './draining-nats-server';
 
 /**
  * Every replica of a service joins one queue group named after the service. On close it leaves
- * the group first and gives in-flight handlers `gracePeriodMs` to reply.
+ * the group, gives the handlers in flight up to `gracePeriodMs` to reply, and closes as soon as
+ * none is left (see DrainingNatsServer; Nest's own graceful shutdown, a fixed sleep, is off).
  */
 export function natsMicroserviceOptions(
   service: string,
   servers: string[],
   gracePeriodMs = 3_000,
-): NatsOptions {
+): CustomStrategy {
   return {
-    transport: Transport.NATS,
-    options: {
-      servers,
-      queue: service,
-      name: service,
-      maxReconnectAttempts: -1,
-      gracefulShutdown: true,
-      gracePeriod: gracePeriodMs,
-    },
+    strategy: new DrainingNatsServer(
+      { servers, queue: service, name: service, maxReconnectAttempts: -1 },
+      gracePeriodMs,
+    ),
   };
 }
 
