@@ -111,6 +111,33 @@ export class DeliveryConfig extends ServiceEnv {
   @IsOptional() @Type(() => Number) @IsInt() @Min(50) @Max(30_000) DNS_TIMEOUT_MS: number = 3_000;
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(5) DNS_TRIES: number = 2;
 
+  /**
+   * Longest a recipient domain's route (MX hosts and their addresses) is reused; less when the
+   * A/AAAA records' TTL says so (never under 1 s). Node's resolver does not report MX TTLs, so this
+   * also stands in for them. 0: every message looks its route up.
+   */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(DAY_MS) MX_CACHE_MAX_TTL_MS: number =
+    300_000;
+
+  /**
+   * How long a domain that does not exist, publishes a null MX or has no address at all is
+   * bounced without asking again (at most MX_CACHE_MAX_TTL_MS). Lookup failures are never kept.
+   */
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(3_600_000)
+  MX_NEGATIVE_CACHE_MS: number = 60_000;
+
+  /** Recipient domains whose route is kept at most; the oldest are dropped first. */
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(1_000_000)
+  MX_CACHE_MAX_ENTRIES: number = 10_000;
+
   /** The port of recipients' mail servers: 25, or a test sink's. */
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(65_535) SMTP_OUTBOUND_PORT: number = 25;
 

@@ -20,6 +20,13 @@ import { DeliveryWorker } from './delivery-worker';
             timeoutMs: config.DNS_TIMEOUT_MS,
             tries: config.DNS_TRIES,
           }),
+          {
+            cache: {
+              maxTtlMs: config.MX_CACHE_MAX_TTL_MS,
+              negativeTtlMs: config.MX_NEGATIVE_CACHE_MS,
+              maxEntries: config.MX_CACHE_MAX_ENTRIES,
+            },
+          },
         ),
       inject: [DeliveryConfig],
     },
