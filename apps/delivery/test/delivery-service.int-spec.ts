@@ -191,6 +191,56 @@ describe('delivery service', () => {
     expect(app.sink.receiptsFor(to)).toHaveLength(0);
   });
 
+  it('gives each recipient its own outcome and retries only the deferred ones', async () => {
+    const app = get();
+    const domain = recipientDomain(app);
+    const other = recipientDomain(app);
+    const to = `accept-${unique('t')}@${domain}`;
+    const cc = `reject-${unique('c')}@${domain}`;
+    const bcc = `defer1-${unique('b')}@${domain}`;
+    const elsewhere = `reject-${unique('e')}@${other}`;
+    const view = registerMessage(app, sender, [to, cc, bcc, elsewhere]);
+    await publishJob(app, view);
+
+    const [first, second] = await app.events.waitFor(view.id, 2, 20_000);
+    expect(first).toMatchObject({
+      type: 'message.transient_error',
+      data: { status: 'Deferred', recipient: to, attempt: { attempt: 1 } },
+    });
+    expect(
+      first?.data.recipients.map((recipient) => [
+        recipient.email,
+        recipient.result,
+        recipient.bounce_classification,
+      ]),
+    ).toEqual([
+      [to, 'delivered', undefined],
+      [cc, 'bounced', 'hard'],
+      [bcc, 'transient_error', undefined],
+      [elsewhere, 'bounced', 'hard'],
+    ]);
+    expect(first?.data.attempt.reply).toMatch(
+      new RegExp(`^${to}: 250 .*; ${cc}, ${elsewhere}: 550 5\\.1\\.1 .*; ${bcc}: 451 4\\.3\\.0`),
+    );
+    // The retry is for bcc only; the message counts as delivered once anyone took it.
+    expect(second).toMatchObject({
+      type: 'message.delivered',
+      data: { status: 'Delivered', attempt: { attempt: 2 } },
+    });
+    expect(second?.data.recipients.map((recipient) => [recipient.email, recipient.result])).toEqual(
+      [[bcc, 'delivered']],
+    );
+    expect([to, cc, bcc, elsewhere].map((address) => app.sink.receiptsFor(address).length)).toEqual(
+      [1, 0, 1, 0],
+    );
+    expect(
+      (await attemptsOf(app, view.id)).map((attempt) => [attempt.delivered_to, attempt.bounced_to]),
+    ).toEqual([
+      [[to], [cc, elsewhere]],
+      [[bcc], []],
+    ]);
+  });
+
   it('drops an expired message without any network I/O', async () => {
     const app = get();
     const domain = recipientDomain(app);

@@ -459,10 +459,12 @@ export interface AttemptRow {
   started_at: Date;
   finished_at: Date | null;
   bounce_classification: string | null;
+  delivered_to: string[];
+  bounced_to: string[];
 }
 
 const ATTEMPT_COLUMNS = `message_id, attempt, state, status, outcome, remote_host, reply, tls,
-  started_at, finished_at, bounce_classification`;
+  started_at, finished_at, bounce_classification, delivered_to, bounced_to`;
 
 /** The attempts the service logged for a message, in order. */
 export async function attemptsOf(app: DeliveryTestApp, messageId: string): Promise<AttemptRow[]> {

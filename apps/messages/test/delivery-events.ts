@@ -42,6 +42,14 @@ const EVENT_OF_TYPE = {
   'message.suppressed': 'on_suppressed',
 } as const;
 
+const RESULT_OF_TYPE = {
+  'message.delivered': 'delivered',
+  'message.transient_error': 'transient_error',
+  'message.failed': 'failed',
+  'message.bounced': 'bounced',
+  'message.suppressed': 'suppressed',
+} as const;
+
 const SUBJECT_OF_TYPE = {
   'message.delivered': DeliveryStreamSubjects.delivered,
   'message.transient_error': DeliveryStreamSubjects.transientError,
@@ -79,6 +87,15 @@ export function outcomeEvent(
       },
       ...(options.bounce ? { bounce_classification: options.bounce } : {}),
       sandbox: options.sandbox ?? false,
+      recipients: [
+        {
+          email: target.recipient,
+          result: RESULT_OF_TYPE[type],
+          remote_host: options.remoteHost ?? 'mx.recipient.test',
+          reply: options.reply ?? `reply: ${options.status}`,
+          ...(options.bounce ? { bounce_classification: options.bounce } : {}),
+        },
+      ],
     },
   };
 }

@@ -12,9 +12,13 @@ export interface OutcomeRecord {
   finishedAt: Date;
   tls: boolean | null;
   nextAttemptAt: Date | null;
-  /** Recipients that accepted the message in this attempt. */
-  deliveredTo: string[];
   entries: OutboxEntry[];
+}
+
+/** The recipients earlier attempts settled: a retry sends to the others only. */
+export interface SettledRecipients {
+  delivered: ReadonlySet<string>;
+  bounced: ReadonlySet<string>;
 }
 
 /** A claim of an attempt: the row and the token its outcome must be recorded under. */
@@ -34,14 +38,21 @@ export class AttemptLog {
     return this.dataSource.manager.findOneBy(DeliveryAttemptEntity, { messageId, attempt });
   }
 
-  /** Recipients that accepted the message in earlier attempts. */
-  async deliveredBefore(messageId: string, attempt: number): Promise<Set<string>> {
-    const rows = await this.dataSource.manager.query<Array<{ recipient: string }>>(
-      `SELECT DISTINCT unnest(delivered_to) AS recipient FROM delivery.attempts
-        WHERE message_id = $1 AND attempt < $2`,
+  /** Recipients that accepted the message, or refused it for good, in earlier attempts. */
+  async settledBefore(messageId: string, attempt: number): Promise<SettledRecipients> {
+    const rows = await this.dataSource.manager.query<
+      Array<{ delivered: string[] | null; bounced: string[] | null }>
+    >(
+      `SELECT ARRAY(SELECT unnest(delivered_to) FROM delivery.attempts
+                     WHERE message_id = $1 AND attempt < $2) AS delivered,
+              ARRAY(SELECT unnest(bounced_to) FROM delivery.attempts
+                     WHERE message_id = $1 AND attempt < $2) AS bounced`,
       [messageId, attempt],
     );
-    return new Set(rows.map((row) => row.recipient));
+    return {
+      delivered: new Set(rows[0]?.delivered ?? []),
+      bounced: new Set(rows[0]?.bounced ?? []),
+    };
   }
 
   /** When the message's first attempt started (null when none was recorded). */
@@ -86,6 +97,7 @@ export class AttemptLog {
         sandbox: false,
         nextAttemptAt: null,
         deliveredTo: [],
+        bouncedTo: [],
       })
       .orIgnore()
       .returning(['id'])
@@ -196,6 +208,13 @@ function finishedColumns(record: OutcomeRecord) {
     bounceClassification: record.outcome.bounceClassification ?? null,
     tls: record.tls,
     nextAttemptAt: record.nextAttemptAt,
-    deliveredTo: record.deliveredTo,
+    deliveredTo: recipientsWith(record, 'delivered'),
+    bouncedTo: recipientsWith(record, 'bounced'),
   };
+}
+
+function recipientsWith(record: OutcomeRecord, result: 'delivered' | 'bounced'): string[] {
+  return record.outcome.recipients
+    .filter((recipient) => recipient.result === result)
+    .map((recipient) => recipient.email);
 }

@@ -71,6 +71,10 @@ export class DeliveryAttemptEntity {
   @Column({ type: 'text', array: true, default: () => "'{}'" })
   deliveredTo!: string[];
 
+  /** Recipients that refused the message for good in this attempt (a retry skips them too). */
+  @Column({ type: 'text', array: true, default: () => "'{}'" })
+  bouncedTo!: string[];
+
   /** When the next attempt's job was scheduled for, after a transient failure. */
   @Column({ type: 'timestamptz', nullable: true })
   nextAttemptAt!: Date | null;

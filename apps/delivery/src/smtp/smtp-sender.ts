@@ -43,15 +43,31 @@ export interface OutboundMessage {
   dkim: DkimSigningKey;
 }
 
+/** A recipient the server refused at RCPT TO, with its own reply (null: not a reply). */
+export interface RecipientRefusal {
+  recipient: string;
+  reply: SmtpReply | null;
+  /** The reply, or the error, one line. */
+  text: string;
+}
+
 export type SendResult =
-  /** 2xx after the data; `rejected` recipients were refused at RCPT (partial delivery). */
-  | { kind: 'accepted'; host: string; reply: string; secure: boolean; rejected: string[] }
-  /** A 5xx reply in the transaction (MAIL, every RCPT, or the data). */
+  /** 2xx after the data; the `refused` recipients were refused at RCPT (partial delivery). */
+  | { kind: 'accepted'; host: string; reply: string; secure: boolean; refused: RecipientRefusal[] }
+  /** Every recipient was refused at RCPT, each with its own reply (4xx or 5xx). */
+  | { kind: 'refused'; host: string; refused: RecipientRefusal[] }
+  /** A 5xx reply to MAIL FROM or to the data: it applies to every recipient. */
   | { kind: 'permanent'; host: string; reply: SmtpReply }
   /** A 4xx reply, a timeout, or no server reachable. */
   | { kind: 'transient'; host: string; reply: string }
   /** The caller's signal ended the attempt; `dataSent`: the message may have been received. */
   | { kind: 'aborted'; host: string; dataSent: boolean };
+
+interface RejectedRecipientError {
+  recipient?: string;
+  response?: string;
+  message?: string;
+}
 
 interface SmtpErrorLike {
   code?: string;
@@ -59,7 +75,7 @@ interface SmtpErrorLike {
   response?: string;
   responseCode?: number;
   command?: string;
-  rejectedErrors?: Array<{ response?: string; responseCode?: number }>;
+  rejectedErrors?: RejectedRecipientError[];
 }
 
 function asSmtpError(error: unknown): SmtpErrorLike {
@@ -73,15 +89,14 @@ export function describeSmtpError(error: unknown): string {
   return details.code ? `${details.code}: ${text}` : text;
 }
 
-/** The reply a failed transaction ended on (with every recipient refused: the first refusal). */
-function transactionReply(error: SmtpErrorLike): SmtpReply | null {
-  const direct = parseSmtpReply(error.response);
-  if (direct) return direct;
-  for (const rejected of error.rejectedErrors ?? []) {
-    const reply = parseSmtpReply(rejected.response);
-    if (reply) return reply;
-  }
-  return null;
+/** Each recipient's refusal, in the order given; recipients nodemailer did not name are left out. */
+function refusals(errors: readonly RejectedRecipientError[]): RecipientRefusal[] {
+  return errors.flatMap((error) => {
+    if (!error.recipient) return [];
+    const reply = parseSmtpReply(error.response);
+    const text = reply ? formatSmtpReply(reply) : describeSmtpError(error);
+    return [{ recipient: error.recipient, reply, text }];
+  });
 }
 
 /** A failed TLS upgrade (STARTTLS refused, or the handshake failed). */
@@ -155,15 +170,13 @@ export class SmtpSender {
       try {
         const info = await this.pool.send(leased, message.envelope, stream, signal);
         this.pool.giveBack(leased, true);
-        const rejected = info.rejected;
         const reply = parseSmtpReply(info.response);
-        const text = reply ? formatSmtpReply(reply) : info.response;
         return {
           kind: 'accepted',
           host: endpoint.host,
-          reply: rejected.length > 0 ? `${text} (refused: ${rejected.join(', ')})` : text,
+          reply: reply ? formatSmtpReply(reply) : info.response,
           secure: leased.secure,
-          rejected,
+          refused: refusals(info.rejectedErrors),
         };
       } catch (error) {
         this.pool.giveBack(leased, false);
@@ -171,7 +184,11 @@ export class SmtpSender {
         stream.destroy();
         if (signal.aborted) return { kind: 'aborted', host: endpoint.host, dataSent };
         const details = asSmtpError(error);
-        const reply = transactionReply(details);
+        const refused = refusals(details.rejectedErrors ?? []);
+        if (details.command === 'RCPT TO' && refused.length > 0) {
+          return { kind: 'refused', host: endpoint.host, refused };
+        }
+        const reply = parseSmtpReply(details.response);
         if (reply && reply.code >= 400) {
           return reply.code >= 500
             ? { kind: 'permanent', host: endpoint.host, reply }

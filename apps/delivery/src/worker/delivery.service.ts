@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { domainToASCII } from 'node:url';
 
 import { CodedError } from '@envoi/contracts-core';
+import type { RecipientOutcomeData } from '@envoi/contracts-delivery';
 import {
   type DeliveryJob,
   type DeliveryView,
@@ -16,14 +17,18 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { NatsConnection } from 'nats';
 import { DataSource } from 'typeorm';
 
-import { type AttemptClaim, AttemptLog, type OutcomeRecord } from '../attempts/attempt-log';
+import {
+  type AttemptClaim,
+  AttemptLog,
+  type OutcomeRecord,
+  type SettledRecipients,
+} from '../attempts/attempt-log';
 import type { DeliveryAttemptEntity } from '../attempts/delivery-attempt.entity';
 import { DeliveryConfig } from '../delivery.config';
 import { nextRetry, type RetryPolicy } from '../retry/retry-schedule';
 import { SenderDomainGoneError, SenderKeys } from '../senders/sender-keys.service';
 import type { MxResolver } from '../smtp/mx-resolver';
-import { classifyBounce, formatSmtpReply, parseSmtpReply } from '../smtp/smtp-reply';
-import type { SendResult, SmtpSender } from '../smtp/smtp-sender';
+import type { SmtpSender } from '../smtp/smtp-sender';
 import { bounceAddress } from '../smtp/verp';
 import {
   type AttemptOutcome,
@@ -32,6 +37,13 @@ import {
   outcomeSubject,
   sandboxOutcome,
 } from './outcomes';
+import {
+  giveUp,
+  routeFailureOutcomes,
+  sameOutcome,
+  sendOutcomes,
+  summarize,
+} from './recipient-outcomes';
 
 export const MX_RESOLVER = Symbol('MX_RESOLVER');
 export const SMTP_SENDER = Symbol('SMTP_SENDER');
@@ -48,6 +60,15 @@ const MAX_SCHEDULE_WAIT_MS = 3_600_000;
 const RECORD_TRIES = 3;
 
 const ack = (note: string): Settlement => ({ kind: 'ack', note });
+
+const NOTHING_SETTLED: SettledRecipients = { delivered: new Set(), bounced: new Set() };
+
+/** An attempt's message and the recipients it is for (those earlier attempts did not settle). */
+interface AttemptTarget {
+  view: DeliveryView;
+  settled: SettledRecipients;
+  pending: string[];
+}
 
 /**
  * One delivery job: reads the message, decides without network I/O when it can (a duplicate
@@ -96,8 +117,17 @@ export class DeliveryService {
     const view = await this.view(job.message_id);
     if (!view) return ack('message not found');
     if (view.account_id !== job.account_id) return { kind: 'term', note: 'account mismatch' };
-    if (existing) return this.takeOver(existing, view);
-    if (!isAttemptable(view.status)) return ack(`message is ${view.status}`);
+    if (!existing && !isAttemptable(view.status)) return ack(`message is ${view.status}`);
+    const settled =
+      job.attempt > 1 ? await this.attempts.settledBefore(view.id, job.attempt) : NOTHING_SETTLED;
+    const target: AttemptTarget = {
+      view,
+      settled,
+      pending: view.envelope_recipients.filter(
+        (recipient) => !settled.delivered.has(recipient) && !settled.bounced.has(recipient),
+      ),
+    };
+    if (existing) return this.takeOver(existing, target);
 
     const firstAttemptAt = view.first_attempt_at ? new Date(view.first_attempt_at) : null;
     if (job.attempt === 1 && firstAttemptAt && firstAttemptAt > now) {
@@ -107,28 +137,28 @@ export class DeliveryService {
     const expiresAt = view.expires_at ? new Date(view.expires_at) : null;
     if (expiresAt && now > expiresAt) {
       // Never attempted: dropped as Expired; after attempts: the retries ran out of time.
-      const outcome: AttemptOutcome =
-        job.attempt === 1
-          ? { kind: 'failed', status: 'Expired', remoteHost: '', reply: 'expired before delivery' }
-          : {
-              kind: 'failed',
-              status: 'Failed',
-              remoteHost: '',
-              reply: 'expired before the next attempt',
-            };
-      return this.recordWithoutSending(job, view, outcome, now);
+      const reply =
+        job.attempt === 1 ? 'expired before delivery' : 'expired before the next attempt';
+      const outcome = this.failAll(
+        target,
+        reply,
+        'expired',
+        job.attempt === 1 ? 'Expired' : 'Failed',
+      );
+      return this.recordWithoutSending(job, target, outcome, now);
     }
     if (view.sandbox) {
-      return this.recordWithoutSending(job, view, sandboxOutcome(view.sandbox_result), now);
+      const outcome = sandboxOutcome(view.sandbox_result, target.pending);
+      return this.recordWithoutSending(job, target, outcome, now);
     }
     if (!view.content_base64 && !view.content_download) {
-      const outcome: AttemptOutcome = {
-        kind: 'failed',
-        status: 'Failed',
-        remoteHost: '',
-        reply: 'the message content was purged before delivery',
-      };
-      return this.recordWithoutSending(job, view, outcome, now);
+      const reply = 'the message content was purged before delivery';
+      return this.recordWithoutSending(
+        job,
+        target,
+        this.failAll(target, reply, 'not_sendable'),
+        now,
+      );
     }
 
     const claim = await this.attempts.claim(
@@ -139,28 +169,39 @@ export class DeliveryService {
       now,
     );
     if (!claim) return { kind: 'nak', delayMs: 1_000, note: 'claimed by another worker' };
-    return this.attempt(job, view, claim, signal);
+    return this.attempt(job, target, claim, signal);
+  }
+
+  /** Every pending recipient failed for good, for one reason. */
+  private failAll(
+    target: AttemptTarget,
+    reply: string,
+    failureReason: 'expired' | 'not_sendable',
+    failedStatus: 'Failed' | 'Expired' = 'Failed',
+  ): AttemptOutcome {
+    return summarize(sameOutcome(target.pending, { result: 'failed', remote_host: '', reply }), {
+      deliveredEarlier: target.settled.delivered.size > 0,
+      failureReason,
+      failedStatus,
+    });
   }
 
   private async attempt(
     job: DeliveryJob,
-    view: DeliveryView,
+    target: AttemptTarget,
     claim: AttemptClaim,
     signal: AbortSignal,
   ): Promise<Settlement> {
+    const { view } = target;
     let result: SessionResult;
     try {
-      result = await this.send(job, view, signal);
+      result = await this.send(target, signal);
     } catch (error) {
       // Nothing went out: give the attempt back so that the retried job can run it.
       await this.attempts.release(claim).catch(() => undefined);
       if (error instanceof SenderDomainGoneError) {
-        return this.recordWithoutSending(
-          job,
-          view,
-          { kind: 'failed', status: 'Failed', remoteHost: '', reply: error.message },
-          new Date(),
-        );
+        const outcome = this.failAll(target, error.message, 'not_sendable');
+        return this.recordWithoutSending(job, target, outcome, new Date());
       }
       throw error;
     }
@@ -174,10 +215,7 @@ export class DeliveryService {
       return { kind: 'nak', delayMs: 0, note: 'handed back (stopping)' };
     }
     const now = new Date();
-    const record = await this.withFollowUps(job, view, result.outcome, now, {
-      tls: result.tls,
-      deliveredTo: result.deliveredTo,
-    });
+    const record = await this.withFollowUps(job, target, result.outcome, now, result.tls);
     for (let tryNumber = 1; ; tryNumber++) {
       try {
         if (!(await this.attempts.finish(claim, record))) {
@@ -198,29 +236,25 @@ export class DeliveryService {
    * its own timer: an AbortSignal.timeout() referred to only by AbortSignal.any() can be garbage
    * collected before it fires (Node 20), leaving the attempt without a deadline.
    */
-  private async send(
-    job: DeliveryJob,
-    view: DeliveryView,
-    signal: AbortSignal,
-  ): Promise<SessionResult> {
+  private async send(target: AttemptTarget, signal: AbortSignal): Promise<SessionResult> {
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(), this.config.SMTP_ATTEMPT_TIMEOUT_MS);
     try {
-      return await this.sendBefore(job, view, signal, AbortSignal.any([signal, timeout.signal]));
+      return await this.sendBefore(target, signal, AbortSignal.any([signal, timeout.signal]));
     } finally {
       clearTimeout(timer);
     }
   }
 
-  /** Routes and sends to every recipient domain not delivered yet; one outcome for the attempt. */
+  /**
+   * Routes and sends to the pending recipients, one transaction per recipient domain; each
+   * recipient gets its own outcome (a server may take some and refuse or defer others).
+   */
   private async sendBefore(
-    job: DeliveryJob,
-    view: DeliveryView,
+    { view, settled, pending }: AttemptTarget,
     signal: AbortSignal,
     deadline: AbortSignal,
   ): Promise<SessionResult> {
-    const done = job.attempt > 1 ? await this.attempts.deliveredBefore(view.id, job.attempt) : null;
-    const pending = view.envelope_recipients.filter((recipient) => !done?.has(recipient));
     const raw = view.content_base64
       ? Buffer.from(view.content_base64, 'base64')
       : view.content_download
@@ -230,19 +264,12 @@ export class DeliveryService {
     const key = await this.senderKeys.keyOf(view.account_id, view.domain);
     const from = bounceAddress(view.id, key.returnPathHost, this.config.RETURN_PATH_TARGET);
 
-    const accepted: string[] = [];
-    const results: Array<{ recipients: string[]; result: SendResult }> = [];
+    const outcomes: RecipientOutcomeData[] = [];
+    const secure: boolean[] = [];
     for (const [domain, recipients] of byDomain(pending)) {
       const route = await this.router.route(domain);
       if (route.kind !== 'hosts') {
-        const reply = parseSmtpReply(route.reply);
-        results.push({
-          recipients,
-          result:
-            route.kind === 'permanent' && reply
-              ? { kind: 'permanent', host: '', reply }
-              : { kind: 'transient', host: '', reply: route.reply },
-        });
+        outcomes.push(...routeFailureOutcomes(recipients, route));
         continue;
       }
       const result = await this.sender.send(
@@ -257,27 +284,21 @@ export class DeliveryService {
       if (result.kind === 'aborted') {
         if (signal.aborted) return result.dataSent ? ABORTED_AFTER_DATA : ABORTED_BEFORE_DATA;
         // The attempt's own deadline: a transient failure like any timeout.
-        results.push({
-          recipients,
-          result: {
-            kind: 'transient',
-            host: result.host,
+        outcomes.push(
+          ...sameOutcome(recipients, {
+            result: 'transient_error',
+            remote_host: result.host,
             reply: `attempt timed out after ${this.config.SMTP_ATTEMPT_TIMEOUT_MS} ms`,
-          },
-        });
+          }),
+        );
         continue;
       }
-      if (result.kind === 'accepted') {
-        accepted.push(...recipients.filter((recipient) => !result.rejected.includes(recipient)));
-      }
-      results.push({ recipients, result });
+      if (result.kind === 'accepted') secure.push(result.secure);
+      outcomes.push(...sendOutcomes(recipients, result));
     }
     return {
-      outcome: combine(results, (done?.size ?? 0) + accepted.length > 0),
-      tls: results.some((entry) => entry.result.kind === 'accepted')
-        ? results.every((entry) => entry.result.kind !== 'accepted' || entry.result.secure)
-        : null,
-      deliveredTo: accepted,
+      outcome: summarize(outcomes, { deliveredEarlier: settled.delivered.size > 0 }),
+      tls: secure.length > 0 ? secure.every(Boolean) : null,
     };
   }
 
@@ -287,21 +308,23 @@ export class DeliveryService {
    * transient failure and the next one follows the retry schedule, so the message is never
    * lost, at the price of a possible duplicate in that one window.
    */
-  private async takeOver(row: DeliveryAttemptEntity, view: DeliveryView): Promise<Settlement> {
+  private async takeOver(row: DeliveryAttemptEntity, target: AttemptTarget): Promise<Settlement> {
     const now = new Date();
-    const outcome: AttemptOutcome = {
-      kind: 'transient_error',
-      status: 'Deferred',
-      remoteHost: row.remoteHost,
-      reply:
-        'the worker running this attempt stopped before recording its outcome; the message may have been received (RFC 1047)',
-    };
+    const outcome = summarize(
+      sameOutcome(target.pending, {
+        result: 'transient_error',
+        remote_host: row.remoteHost,
+        reply:
+          'the worker running this attempt stopped before recording its outcome; the message may have been received (RFC 1047)',
+      }),
+      { deliveredEarlier: target.settled.delivered.size > 0 },
+    );
     const record = await this.withFollowUps(
       { message_id: row.messageId, account_id: row.accountId, attempt: row.attempt },
-      view,
+      target,
       outcome,
       now,
-      { tls: null, deliveredTo: [] },
+      null,
     );
     if (!(await this.attempts.takeOver(row, now, record))) {
       return { kind: 'nak', delayMs: 1_000, note: 'attempt changed meanwhile' };
@@ -312,14 +335,12 @@ export class DeliveryService {
 
   private async recordWithoutSending(
     job: DeliveryJob,
-    view: DeliveryView,
+    target: AttemptTarget,
     outcome: AttemptOutcome,
     now: Date,
   ): Promise<Settlement> {
-    const record = await this.withFollowUps(job, view, outcome, now, {
-      tls: null,
-      deliveredTo: [],
-    });
+    const { view } = target;
+    const record = await this.withFollowUps(job, target, outcome, now, null);
     const written = await this.attempts.recordWithoutSending(
       job.message_id,
       job.account_id,
@@ -338,10 +359,10 @@ export class DeliveryService {
    */
   private async withFollowUps(
     job: DeliveryJob,
-    view: DeliveryView,
+    { view, settled }: AttemptTarget,
     outcome: AttemptOutcome,
     now: Date,
-    session: { tls: boolean | null; deliveredTo: string[] },
+    tls: boolean | null,
   ): Promise<OutcomeRecord> {
     let final = outcome;
     let nextAttemptAt: Date | null = null;
@@ -365,12 +386,7 @@ export class DeliveryService {
           ),
         );
       } else {
-        final = {
-          ...outcome,
-          kind: 'failed',
-          status: 'Failed',
-          reply: `${outcome.reply}; giving up: ${decision.reason}`,
-        };
+        final = giveUp(outcome, decision.reason, settled.delivered.size > 0);
       }
     }
     const eventId = randomUUID();
@@ -381,14 +397,7 @@ export class DeliveryService {
         outcomeEvent(eventId, view, job.attempt, final, now),
       ),
     );
-    return {
-      outcome: final,
-      finishedAt: now,
-      tls: session.tls,
-      nextAttemptAt,
-      deliveredTo: session.deliveredTo,
-      entries,
-    };
+    return { outcome: final, finishedAt: now, tls, nextAttemptAt, entries };
   }
 
   /** The message, or null when it no longer exists. */
@@ -413,7 +422,7 @@ const ABORTED_AFTER_DATA = Symbol('aborted after data');
 
 /** What the SMTP sessions of an attempt came to, or how far they got when stopped. */
 type SessionResult =
-  | { outcome: AttemptOutcome; tls: boolean | null; deliveredTo: string[] }
+  | { outcome: AttemptOutcome; tls: boolean | null }
   | typeof ABORTED_BEFORE_DATA
   | typeof ABORTED_AFTER_DATA;
 
@@ -426,48 +435,4 @@ export function byDomain(recipients: readonly string[]): Map<string, string[]> {
     groups.set(domain, [...(groups.get(domain) ?? []), recipient]);
   }
   return groups;
-}
-
-/**
- * One outcome for an attempt over several recipient domains: any transient failure makes it a
- * transient failure (the retry sends only to recipients not delivered yet); otherwise it is
- * delivered when some recipient ever accepted it, bounced (by the first refusal) when none did.
- */
-export function combine(
-  results: ReadonlyArray<{ recipients: string[]; result: SendResult }>,
-  anyDelivered: boolean,
-): AttemptOutcome {
-  const transient = results.find((entry) => entry.result.kind === 'transient');
-  if (transient && transient.result.kind === 'transient') {
-    return {
-      kind: 'transient_error',
-      status: 'Deferred',
-      remoteHost: transient.result.host,
-      reply: transient.result.reply,
-    };
-  }
-  const permanent = results.find((entry) => entry.result.kind === 'permanent');
-  const accepted = results.find((entry) => entry.result.kind === 'accepted');
-  if (anyDelivered || !permanent || permanent.result.kind !== 'permanent') {
-    const parts = results.map((entry) =>
-      entry.result.kind === 'accepted'
-        ? entry.result.reply
-        : entry.result.kind === 'permanent'
-          ? `${entry.recipients.join(', ')}: ${formatSmtpReply(entry.result.reply)}`
-          : '',
-    );
-    return {
-      kind: 'delivered',
-      status: 'Delivered',
-      remoteHost: accepted?.result.host ?? '',
-      reply: parts.filter(Boolean).join('; ') || 'delivered earlier',
-    };
-  }
-  return {
-    kind: 'bounced',
-    status: 'Bounced',
-    remoteHost: permanent.result.host,
-    reply: formatSmtpReply(permanent.result.reply),
-    bounceClassification: classifyBounce(permanent.result.reply),
-  };
 }

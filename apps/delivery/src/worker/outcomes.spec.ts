@@ -1,7 +1,6 @@
 import type { DeliveryView } from '@envoi/contracts-messages';
 
-import type { SendResult } from '../smtp/smtp-sender';
-import { byDomain, combine } from './delivery.service';
+import { byDomain } from './delivery.service';
 import { isAttemptable, outcomeEvent, sandboxOutcome } from './outcomes';
 
 describe('sandboxOutcome', () => {
@@ -12,11 +11,19 @@ describe('sandboxOutcome', () => {
     ['fail', 'failed', 'Sandbox Failed'],
     ['suppress', 'suppressed', 'Sandbox Suppressed'],
   ] as const)('%s → %s (%s)', (result, kind, status) => {
-    expect(sandboxOutcome(result)).toMatchObject({ kind, status, remoteHost: '' });
+    const outcome = sandboxOutcome(result, ['a@x.test', 'b@y.test']);
+    expect(outcome).toMatchObject({ kind, status, remoteHost: '' });
+    expect(outcome.recipients.map((recipient) => [recipient.email, recipient.result])).toEqual([
+      ['a@x.test', kind],
+      ['b@y.test', kind],
+    ]);
   });
 
   it('delivers by default', () => {
-    expect(sandboxOutcome(null)).toMatchObject({ kind: 'delivered', status: 'Sandbox Delivered' });
+    expect(sandboxOutcome(null, ['a@x.test'])).toMatchObject({
+      kind: 'delivered',
+      status: 'Sandbox Delivered',
+    });
   });
 });
 
@@ -55,6 +62,15 @@ describe('outcomeEvent', () => {
         remoteHost: 'mx.dest.test',
         reply: '550 5.1.1 no',
         bounceClassification: 'hard',
+        recipients: [
+          {
+            email: 'to@dest.test',
+            result: 'bounced',
+            remote_host: 'mx.dest.test',
+            reply: '550 5.1.1 no',
+            bounce_classification: 'hard',
+          },
+        ],
       },
       time,
     );
@@ -80,60 +96,16 @@ describe('outcomeEvent', () => {
         },
         bounce_classification: 'hard',
         sandbox: false,
+        recipients: [
+          {
+            email: 'to@dest.test',
+            result: 'bounced',
+            remote_host: 'mx.dest.test',
+            reply: '550 5.1.1 no',
+            bounce_classification: 'hard',
+          },
+        ],
       },
-    });
-  });
-});
-
-describe('combine', () => {
-  const accepted: SendResult = {
-    kind: 'accepted',
-    host: 'mx.a.test',
-    reply: '250 ok',
-    secure: true,
-    rejected: [],
-  };
-  const bounced: SendResult = {
-    kind: 'permanent',
-    host: 'mx.b.test',
-    reply: { code: 550, enhanced: '5.1.1', text: 'unknown' },
-  };
-  const deferred: SendResult = { kind: 'transient', host: 'mx.c.test', reply: '451 later' };
-
-  it('is a transient failure while any domain deferred', () => {
-    expect(
-      combine(
-        [
-          { recipients: ['a@a.test'], result: accepted },
-          { recipients: ['c@c.test'], result: deferred },
-        ],
-        true,
-      ),
-    ).toMatchObject({ kind: 'transient_error', status: 'Deferred', remoteHost: 'mx.c.test' });
-  });
-
-  it('bounces (with its classification) when nobody accepted it', () => {
-    expect(combine([{ recipients: ['b@b.test'], result: bounced }], false)).toEqual({
-      kind: 'bounced',
-      status: 'Bounced',
-      remoteHost: 'mx.b.test',
-      reply: '550 5.1.1 unknown',
-      bounceClassification: 'hard',
-    });
-  });
-
-  it('is delivered when someone accepted it, naming the refusals', () => {
-    expect(
-      combine(
-        [
-          { recipients: ['a@a.test'], result: accepted },
-          { recipients: ['b@b.test'], result: bounced },
-        ],
-        true,
-      ),
-    ).toMatchObject({
-      kind: 'delivered',
-      reply: '250 ok; b@b.test: 550 5.1.1 unknown',
     });
   });
 });

@@ -4,20 +4,16 @@ import {
   type DeliveryOutcomeData,
   type DeliveryOutcomeEvent,
   DeliveryStreamSubjects,
+  type FailureReason,
+  type RecipientOutcomeData,
+  type RecipientResult,
 } from '@envoi/contracts-delivery';
 import type { DeliveryView, MessageStatus, SandboxResult } from '@envoi/contracts-messages';
 
-/** The five delivery events, by the name the attempts table keeps. */
-export const OUTCOME_KINDS = [
-  'delivered',
-  'transient_error',
-  'failed',
-  'bounced',
-  'suppressed',
-] as const;
-export type OutcomeKind = (typeof OUTCOME_KINDS)[number];
+/** The five delivery events, by the name the attempts table keeps (a recipient's result too). */
+export type OutcomeKind = RecipientResult;
 
-/** What one attempt came to. */
+/** What one attempt came to, for the message and for each recipient it dealt with. */
 export interface AttemptOutcome {
   kind: OutcomeKind;
   /** The status the message moves to. */
@@ -27,6 +23,10 @@ export interface AttemptOutcome {
   /** The reply or error, one line. */
   reply: string;
   bounceClassification?: BounceClassification;
+  /** Every recipient the attempt dealt with (those not settled by earlier attempts). */
+  recipients: RecipientOutcomeData[];
+  /** Set when some recipient failed for good. */
+  failureReason?: FailureReason;
 }
 
 const EVENTS: {
@@ -60,29 +60,62 @@ const EVENTS: {
 };
 
 /**
- * A sandbox message's simulated outcome (platform notes 3.1): no network I/O, the status the
- * result names, and the matching event. `deliver` is the default.
+ * A sandbox message's simulated outcome (platform notes 3.1), the same for every recipient: no
+ * network I/O, the status the result names, and the matching event. `deliver` is the default.
  */
-export function sandboxOutcome(result: SandboxResult | null): AttemptOutcome {
+export function sandboxOutcome(
+  result: SandboxResult | null,
+  recipients: readonly string[],
+): AttemptOutcome {
   switch (result ?? 'deliver') {
     case 'deliver':
-      return simulated('delivered', 'Sandbox Delivered', '250 2.0.0 sandbox: delivered');
+      return simulated(
+        recipients,
+        'delivered',
+        'Sandbox Delivered',
+        '250 2.0.0 sandbox: delivered',
+      );
     case 'bounce':
-      return {
-        ...simulated('bounced', 'Sandbox Bounced', '550 5.1.1 sandbox: bounced'),
+      return simulated(recipients, 'bounced', 'Sandbox Bounced', '550 5.1.1 sandbox: bounced', {
         bounceClassification: 'hard',
-      };
+      });
     case 'defer':
-      return simulated('transient_error', 'Sandbox Deferred', '451 4.3.0 sandbox: deferred');
+      return simulated(
+        recipients,
+        'transient_error',
+        'Sandbox Deferred',
+        '451 4.3.0 sandbox: deferred',
+      );
     case 'fail':
-      return simulated('failed', 'Sandbox Failed', '554 5.0.0 sandbox: failed');
+      return simulated(recipients, 'failed', 'Sandbox Failed', '554 5.0.0 sandbox: failed', {
+        failureReason: 'retries_exhausted',
+      });
     case 'suppress':
-      return simulated('suppressed', 'Sandbox Suppressed', 'sandbox: suppressed');
+      return simulated(recipients, 'suppressed', 'Sandbox Suppressed', 'sandbox: suppressed');
   }
 }
 
-function simulated(kind: OutcomeKind, status: MessageStatus, reply: string): AttemptOutcome {
-  return { kind, status, remoteHost: '', reply };
+function simulated(
+  recipients: readonly string[],
+  kind: OutcomeKind,
+  status: MessageStatus,
+  reply: string,
+  extra: Pick<AttemptOutcome, 'bounceClassification' | 'failureReason'> = {},
+): AttemptOutcome {
+  return {
+    kind,
+    status,
+    remoteHost: '',
+    reply,
+    ...extra,
+    recipients: recipients.map((email) => ({
+      email,
+      result: kind,
+      remote_host: '',
+      reply,
+      ...(extra.bounceClassification ? { bounce_classification: extra.bounceClassification } : {}),
+    })),
+  };
 }
 
 /** The stream subject of an outcome's event. */
@@ -119,6 +152,8 @@ export function outcomeEvent(
       ? { bounce_classification: outcome.bounceClassification }
       : {}),
     sandbox: view.sandbox,
+    recipients: outcome.recipients,
+    ...(outcome.failureReason ? { failure_reason: outcome.failureReason } : {}),
   };
   return {
     id,

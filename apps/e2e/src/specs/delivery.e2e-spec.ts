@@ -133,6 +133,51 @@ describe('delivery (issue 6)', () => {
     expect(again.body.data[0]).toMatchObject({ status: 'error', id: null });
   });
 
+  it('settles each recipient of a conversation message on its own: delivers, bounces, retries', async () => {
+    const to = recipient('to');
+    const cc = recipient('reject');
+    const bcc = recipient('defer1');
+    const response = await session.api.post<CreateMessageResult>(
+      session.path('/messages/conversation'),
+      {
+        from: { email: `app@${domain.domain}` },
+        to: [{ email: to }],
+        cc: [{ email: cc }],
+        bcc: [{ email: bcc }],
+        subject: 'Conversation delivery',
+        text_content: 'Hello, all of you',
+      },
+    );
+    expect(response.status).toBe(202);
+    const id = response.body.data[0]?.id ?? '';
+
+    // Attempt 1: `to` accepts, `cc` refuses for good, `bcc` defers; attempt 2 is for bcc only.
+    const delivered = await waitForStatus(id, 'Delivered');
+    expect(delivered.delivery_attempts.map((attempt) => attempt.status)).toEqual([
+      'Deferred',
+      'Delivered',
+    ]);
+    expect(delivered.delivery_attempts[0]?.log).toContain(`${cc}: 550 5.1.1`);
+    expect([to, cc, bcc].map((address) => receiptsFor(address).length)).toEqual([1, 0, 1]);
+
+    // The hard bounce suppresses the cc address, and only it.
+    const suppressed = await pollUntil(
+      () =>
+        session.api.get<{ data: { email: string }[] }>(
+          session.path(`/suppressions?email=${encodeURIComponent(cc)}`),
+        ),
+      (found) => found.body.data.length > 0,
+      { timeoutMs: 10_000, what: 'the automatic suppression of the cc address' },
+    );
+    expect(suppressed.body.data.map((entry) => entry.email)).toEqual([cc]);
+    for (const address of [to, bcc]) {
+      const none = await session.api.get<{ data: unknown[] }>(
+        session.path(`/suppressions?email=${encodeURIComponent(address)}`),
+      );
+      expect(none.body.data).toEqual([]);
+    }
+  });
+
   it('runs the pipeline for sandbox messages without delivering them', async () => {
     const to = recipient('sandbox');
     const id = await send(to, { sandbox: true, sandbox_result: 'bounce' });

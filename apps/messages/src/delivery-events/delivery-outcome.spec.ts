@@ -29,6 +29,15 @@ function event(overrides: Record<string, unknown> = {}, data: Record<string, unk
       },
       bounce_classification: 'hard',
       sandbox: false,
+      recipients: [
+        {
+          email: 'to@recipient.test',
+          result: 'bounced',
+          remote_host: 'mx.recipient.test',
+          reply: '550 5.1.1 no such user',
+          bounce_classification: 'hard',
+        },
+      ],
     },
   };
   return { ...base, ...overrides, data: { ...base.data, ...data } };

@@ -5,7 +5,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 
-import type { SuppressionDecision } from './delivery-outcome';
+import type { AutomaticSuppression, SuppressionDecision } from './delivery-outcome';
 import { SuppressionsService } from './suppressions.service';
 
 const IS_PROCESSED_SQL = `SELECT 1 FROM suppressions.processed_events WHERE event_id = $1`;
@@ -19,10 +19,10 @@ export type AutomaticOutcome = 'ignored' | 'duplicate' | 'suppressed' | 'already
 
 /**
  * Automatic suppressions from delivery events (see toSuppressionDecision for which), once per
- * event: an event already handled changes nothing, and one whose address an unexpired
- * suppression already covers neither adds a suppression nor emits `suppression.created`
- * (createAutomatic). The event is marked handled after its suppression is committed; should the
- * process die in between, the redelivery finds the suppression and changes nothing either.
+ * event: an event already handled changes nothing, and an address an unexpired suppression
+ * already covers neither gets a second suppression nor emits `suppression.created`
+ * (createAutomatic). The event is marked handled after its suppressions are committed; should
+ * the process die in between, the redelivery finds them and changes nothing either.
  */
 @Injectable()
 export class AutomaticSuppressionsService {
@@ -33,11 +33,26 @@ export class AutomaticSuppressionsService {
     private readonly suppressions: SuppressionsService,
   ) {}
 
+  /** `suppressed` when the event added at least one suppression. */
   async handle(decision: SuppressionDecision): Promise<AutomaticOutcome> {
-    const { eventId, suppression } = decision;
-    if (!suppression) return 'ignored';
+    const { eventId, suppressions, unusable } = decision;
+    if (unusable.length > 0) {
+      this.logger.warn(
+        `event ${eventId}: not email addresses, not suppressed: ${unusable.join(', ')}`,
+      );
+    }
+    if (suppressions.length === 0) return 'ignored';
     const seen = await this.dataSource.query<unknown[]>(IS_PROCESSED_SQL, [eventId]);
     if (seen.length > 0) return 'duplicate';
+    let anyCreated = false;
+    for (const suppression of suppressions) {
+      if (await this.suppress(eventId, suppression)) anyCreated = true;
+    }
+    await this.dataSource.query(MARK_PROCESSED_SQL, [eventId]);
+    return anyCreated ? 'suppressed' : 'already_suppressed';
+  }
+
+  private async suppress(eventId: string, suppression: AutomaticSuppression): Promise<boolean> {
     let created: boolean;
     try {
       ({ created } = await this.suppressions.createAutomatic({
@@ -56,12 +71,11 @@ export class AutomaticSuppressionsService {
       }
       throw error;
     }
-    await this.dataSource.query(MARK_PROCESSED_SQL, [eventId]);
     if (created) {
       this.logger.log(
         `suppressed ${suppression.email} for ${suppression.domain} (account ${suppression.accountId}): ${suppression.reason}`,
       );
     }
-    return created ? 'suppressed' : 'already_suppressed';
+    return created;
   }
 }

@@ -26,16 +26,19 @@ import { toSuppressionDecision } from './delivery-outcome';
 export const SUPPRESSING_EVENT_DURABLES: ReadonlyArray<[string, StreamSubject<unknown>]> = [
   ['suppressions-message-bounced', DeliveryStreamSubjects.bounced],
   ['suppressions-message-failed', DeliveryStreamSubjects.failed],
+  // A conversation message's recipients can bounce or fail while another is delivered or deferred.
+  ['suppressions-message-delivered', DeliveryStreamSubjects.delivered],
+  ['suppressions-message-transient-error', DeliveryStreamSubjects.transientError],
 ];
 
 /** Redeliveries of a failed event back off up to this long. */
 const MAX_RETRY_DELAY_MS = 60_000;
 
 /**
- * Handles `events.message.bounced` and `events.message.failed` from the EVENTS stream: hard
- * bounces and permanent failures suppress the recipient for the sending domain. Starts once the
- * app is up; stops, letting the events in hand finish, before the bus connection and the
- * database pool close.
+ * Handles the delivery events of the EVENTS stream that can carry a recipient's bounce or
+ * failure: hard bounces and permanent failures suppress that recipient for the sending domain.
+ * Starts once the app is up; stops, letting the events in hand finish, before the bus
+ * connection and the database pool close.
  */
 @Injectable()
 export class DeliveryEventsController implements OnApplicationBootstrap, OnModuleDestroy {

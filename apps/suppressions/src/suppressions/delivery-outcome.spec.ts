@@ -33,17 +33,90 @@ function event(overrides: Record<string, unknown> = {}, data: Record<string, unk
   return { ...base, ...overrides, data: { ...base.data, ...data } };
 }
 
+const attempt = (reply: string, number: number, status = 'Bounced') => ({
+  time: '2030-01-01T00:00:00Z',
+  remote_host: '',
+  reply,
+  status,
+  attempt: number,
+});
+
 describe('toSuppressionDecision', () => {
   it('suppresses the recipient of a hard bounce for the sending domain', () => {
     expect(toSuppressionDecision(event())).toEqual({
       eventId: 'event-1',
-      suppression: {
-        accountId: ACCOUNT_ID,
-        email: 'to@recipient.test',
-        domain: 'sender.test',
-        reason: 'Hard bounce (mx.recipient.test): 550 5.1.1 no such user',
-      },
+      suppressions: [
+        {
+          accountId: ACCOUNT_ID,
+          email: 'to@recipient.test',
+          domain: 'sender.test',
+          reason: 'Hard bounce (mx.recipient.test): 550 5.1.1 no such user',
+        },
+      ],
+      unusable: [],
     });
+  });
+
+  it('suppresses only the recipients that bounced hard or failed, whatever the event', () => {
+    const recipients = [
+      { email: 'to@recipient.test', result: 'delivered', remote_host: 'mx', reply: '250 OK' },
+      {
+        email: 'CC@recipient.test',
+        result: 'bounced',
+        remote_host: 'mx',
+        reply: '550 5.1.1 no such user',
+        bounce_classification: 'hard',
+      },
+      {
+        email: 'soft@recipient.test',
+        result: 'bounced',
+        remote_host: 'mx',
+        reply: '552 5.2.2 mailbox full',
+        bounce_classification: 'soft',
+      },
+      { email: 'bcc@other.test', result: 'failed', remote_host: '', reply: '451 later; giving up' },
+    ];
+    const delivered = event(
+      { type: 'message.delivered' },
+      {
+        event: 'on_delivered',
+        status: 'Delivered',
+        bounce_classification: undefined,
+        attempt: attempt('…', 4, 'Delivered'),
+        recipients,
+        failure_reason: 'retries_exhausted',
+      },
+    );
+
+    const decision = toSuppressionDecision(delivered);
+
+    expect(decision.suppressions.map((entry) => [entry.email, entry.reason])).toEqual([
+      ['cc@recipient.test', 'Hard bounce (mx): 550 5.1.1 no such user'],
+      ['bcc@other.test', 'Repeated delivery failures: 451 later; giving up'],
+    ]);
+    expect(decision.suppressions.every((entry) => entry.domain === 'sender.test')).toBe(true);
+  });
+
+  it('suppresses nothing for recipients that failed because the message expired', () => {
+    const expired = event(
+      { type: 'message.failed' },
+      {
+        event: 'on_failed',
+        status: 'Failed',
+        bounce_classification: undefined,
+        attempt: attempt('expired before the next attempt', 3, 'Failed'),
+        recipients: [{ email: 'a@recipient.test', result: 'failed', remote_host: '', reply: 'x' }],
+        failure_reason: 'expired',
+      },
+    );
+
+    expect(toSuppressionDecision(expired).suppressions).toEqual([]);
+  });
+
+  it('leaves out recipients that are no email address, and says so', () => {
+    const decision = toSuppressionDecision(event({}, { recipient: 'nobody' }));
+
+    expect(decision).toMatchObject({ suppressions: [], unusable: ['nobody'] });
   });
 
   it('suppresses the recipient of a permanent failure', () => {
@@ -53,12 +126,12 @@ describe('toSuppressionDecision', () => {
         {
           status: 'Failed',
           bounce_classification: undefined,
-          attempt: { remote_host: '', reply: '421 4.7.0 try again later', attempt: 7 },
+          attempt: attempt('421 4.7.0 try again later', 7, 'Failed'),
         },
       ),
     );
 
-    expect(decision.suppression).toMatchObject({
+    expect(decision.suppressions[0]).toMatchObject({
       email: 'to@recipient.test',
       reason: 'Repeated delivery failures: 421 4.7.0 try again later',
     });
@@ -73,35 +146,32 @@ describe('toSuppressionDecision', () => {
     [
       'a failure of the first attempt (the sender side)',
       { type: 'message.failed' },
-      {
-        status: 'Failed',
-        attempt: { remote_host: '', reply: 'the message content was purged', attempt: 1 },
-      },
+      { status: 'Failed', attempt: attempt('the message content was purged', 1, 'Failed') },
     ],
     ['a sandbox failure', { type: 'message.failed' }, { status: 'Sandbox Failed', sandbox: true }],
   ])('suppresses nothing for %s', (_what, overrides, data) => {
     expect(toSuppressionDecision(event(overrides, data))).toEqual({
       eventId: 'event-1',
-      suppression: null,
+      suppressions: [],
+      unusable: [],
     });
   });
 
   it('keeps the reason within the column', () => {
-    const decision = toSuppressionDecision(
-      event({}, { attempt: { remote_host: 'mx', reply: 'x'.repeat(1_000), attempt: 1 } }),
-    );
+    const decision = toSuppressionDecision(event({}, { attempt: attempt('x'.repeat(1_000), 1) }));
 
-    expect(decision.suppression?.reason).toHaveLength(REASON_MAX);
+    expect(decision.suppressions[0]?.reason).toHaveLength(REASON_MAX);
   });
 
   it.each<[string, unknown]>([
     ['not an object', null],
     ['no id', event({ id: 42 })],
-    ['a delivery', event({ type: 'message.delivered' })],
+    ['a delivery reporting a bounce', event({ type: 'message.delivered' })],
+    ['the reception event', event({ type: 'message.reception' })],
+    ['a malformed recipient outcome', event({}, { recipients: [{ email: 'a@b.test' }] })],
     ['no account', event({}, { account_id: 'nope' })],
     ['no sandbox flag', event({}, { sandbox: undefined })],
     ['no attempt number', event({}, { attempt: { remote_host: '', reply: '' } })],
-    ['a recipient that is no address', event({}, { recipient: 'nobody' })],
     ['a sender without a domain', event({}, { from: 'nobody' })],
   ])('refuses %s as unprocessable', (_what, value) => {
     expect(() => toSuppressionDecision(value)).toThrow(UnprocessableMessageError);

@@ -47,6 +47,7 @@ function outcome(
 ): SuppressingEvent {
   const id = randomUUID();
   const time = new Date().toISOString();
+  const reply = type === 'message.bounced' ? '550 5.1.1 no such user' : '451 4.4.1 timed out';
   return {
     id: randomUUID(),
     type,
@@ -63,12 +64,26 @@ function outcome(
       attempt: {
         time,
         remote_host: 'mx.example.test',
-        reply: type === 'message.bounced' ? '550 5.1.1 no such user' : '451 4.4.1 timed out',
+        reply,
         status,
         attempt: options.attempt ?? 3,
       },
       ...(options.bounce ? { bounce_classification: options.bounce } : {}),
       sandbox: options.sandbox ?? false,
+      recipients: [
+        {
+          email: delivery.recipient,
+          result: type === 'message.bounced' ? 'bounced' : 'failed',
+          remote_host: 'mx.example.test',
+          reply,
+          ...(options.bounce ? { bounce_classification: options.bounce } : {}),
+        },
+      ],
+      ...(type === 'message.failed' && status === 'Failed'
+        ? { failure_reason: (options.attempt ?? 3) >= 2 ? 'retries_exhausted' : 'not_sendable' }
+        : type === 'message.failed'
+          ? { failure_reason: 'expired' }
+          : {}),
     },
   };
 }

@@ -19,19 +19,58 @@ export interface DeliveryAttemptData {
   attempt: number;
 }
 
+/** What an attempt did for one recipient; the names of the five delivery events. */
+export const RECIPIENT_RESULTS = [
+  'delivered',
+  'transient_error',
+  'failed',
+  'bounced',
+  'suppressed',
+] as const;
+export type RecipientResult = (typeof RECIPIENT_RESULTS)[number];
+
+/**
+ * Why recipients failed for good: their retries ran out (the recipient's server kept deferring),
+ * the message expired (the sender's `schedule.expires`), or the message could not be sent at all
+ * (its content was purged, its sending domain is gone: the sender's side).
+ */
+export const FAILURE_REASONS = ['retries_exhausted', 'expired', 'not_sendable'] as const;
+export type FailureReason = (typeof FAILURE_REASONS)[number];
+
+/** One envelope recipient's outcome in an attempt. */
+export interface RecipientOutcomeData {
+  email: string;
+  result: RecipientResult;
+  /** The MX host that answered for this recipient (empty when none did). */
+  remote_host: string;
+  /** The reply to this recipient (its RCPT refusal, or the transaction's reply), one line. */
+  reply: string;
+  /** Only for bounces. */
+  bounce_classification?: BounceClassification;
+}
+
 /**
  * `data` of the message delivery events: the public webhook payload (webhooks.yaml
  * MessageWebhookData, with `event`) plus what the messages service needs to move the message's
  * status. `status` is the status the message moves to; consumers never move a message backwards.
+ *
+ * A conversation message goes to several envelope recipients, and one attempt can deliver to
+ * some, defer others and bounce the rest: the event (and `status`) is the message's, `recipient`
+ * is the message's recipient as its record shows it, and `recipients` says what happened to each
+ * recipient this attempt dealt with (those settled by earlier attempts are left out). Whoever
+ * acts on an address (suppressions, webhooks) reads `recipients`, never `recipient`.
  */
 export interface DeliveryOutcomeData extends Omit<MessageReceptionData, 'event'> {
   event: 'on_delivered' | 'on_transient_error' | 'on_failed' | 'on_bounced' | 'on_suppressed';
   status: MessageStatus;
   attempt: DeliveryAttemptData;
-  /** Only for bounces. */
+  /** Only for bounces: the message-level classification (its first bounced recipient's). */
   bounce_classification?: BounceClassification;
   /** Sandbox messages take simulated outcomes (platform notes 3.1). */
   sandbox: boolean;
+  recipients: RecipientOutcomeData[];
+  /** Set when some recipient's result is `failed`. */
+  failure_reason?: FailureReason;
 }
 
 export type MessageDeliveredEvent = StreamEvent<'message.delivered', DeliveryOutcomeData>;
