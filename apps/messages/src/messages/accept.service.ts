@@ -11,8 +11,10 @@ import {
   type CreateMessageRequest,
   type CreateMessageResult,
   INLINE_PAYLOAD_MAX_BYTES,
+  MESSAGE_MAX_BYTES,
   type MessageReceptionEvent,
   MessagesStreamSubjects,
+  SEND_MAX_BYTES,
   type SendContext,
   type SendOptionsBody,
   type UploadRef,
@@ -111,6 +113,31 @@ async function compose(input: ComposeInput): Promise<Buffer> {
     if (error instanceof ContentRuleError) throw MessagesException.invalid(error.message);
     throw error;
   }
+}
+
+/**
+ * Each draft's MIME message, one at a time so that a request over the limits stops before it
+ * holds them all: at most MESSAGE_MAX_BYTES each and SEND_MAX_BYTES together.
+ */
+async function composeWithinLimits(drafts: readonly Draft[]): Promise<Buffer[]> {
+  const raws: Buffer[] = [];
+  let total = 0;
+  for (const draft of drafts) {
+    const raw = await compose(draft.compose);
+    if (raw.length > MESSAGE_MAX_BYTES) {
+      throw MessagesException.invalid(
+        `the message to ${draft.recipient} is ${raw.length} bytes once encoded; at most ${MESSAGE_MAX_BYTES} bytes are accepted`,
+      );
+    }
+    total += raw.length;
+    if (total > SEND_MAX_BYTES) {
+      throw MessagesException.invalid(
+        `the messages of this request come to more than ${SEND_MAX_BYTES} bytes once encoded; send them in several requests with fewer recipients`,
+      );
+    }
+    raws.push(raw);
+  }
+  return raws;
 }
 
 /**
@@ -421,7 +448,7 @@ export class AcceptService {
     drafts: Draft[],
   ): Promise<void> {
     if (drafts.length === 0) return;
-    const raws = await Promise.all(drafts.map((draft) => compose(draft.compose)));
+    const raws = await composeWithinLimits(drafts);
     const { options, sender, now } = setting;
     const jobIds = drafts.map(() => randomUUID());
     const messages = drafts.map((draft, index): Omit<MessageEntity, 'seq'> => ({

@@ -4,10 +4,12 @@ import { CommonErrorCode } from '@envoi/contracts-core';
 import {
   INLINE_PAYLOAD_MAX_BYTES,
   MESSAGE_DOWNLOADS_BUCKET,
+  MESSAGE_MAX_BYTES,
   MESSAGE_UPLOADS_BUCKET,
   type MessageRecord,
   MessagesErrorCode,
   MessagesSubjects,
+  SEND_MAX_BYTES,
 } from '@envoi/contracts-messages';
 import { putUpload, takeUpload } from '@envoi/shared-nats';
 
@@ -75,6 +77,70 @@ export function uploadSuite(getApp: () => MessagesTestApp): void {
         filename: 'big.bin',
         content: attachment,
       });
+    });
+
+    /** How many messages the account has stored. */
+    async function storedCount(accountId: string): Promise<number> {
+      const rows = await app.dataSource.query<Array<{ count: string }>>(
+        'SELECT count(*) AS count FROM messages.messages WHERE account_id = $1',
+        [accountId],
+      );
+      return Number(rows[0]?.count ?? 0);
+    }
+
+    function attachment(bytes: number) {
+      return {
+        file_name: 'big.bin',
+        content_type: 'application/octet-stream',
+        data: randomBytes(bytes).toString('base64'),
+        base64: true,
+      };
+    }
+
+    it('refuses a message over the maximum size once encoded, and stores nothing', async () => {
+      const sender = await newSender(app);
+      // Base64 with line breaks: about 1.37 times the bytes, so well over the limit.
+      const ref = await upload(
+        messageBody(sender, { attachments: [attachment(Math.ceil(MESSAGE_MAX_BYTES * 0.8))] }),
+      );
+
+      await expect(
+        app.rpc.request(MessagesSubjects.createMessage, {
+          account_id: sender.accountId,
+          api: 'v2',
+          upload: ref,
+        }),
+      ).rejects.toMatchObject({
+        code: MessagesErrorCode.InvalidMessage,
+        message: expect.stringMatching(
+          `^the message to to-.*@recipient\\.test is [0-9]+ bytes once encoded; at most ${MESSAGE_MAX_BYTES} bytes are accepted$`,
+        ) as unknown,
+      });
+      expect(await storedCount(sender.accountId)).toBe(0);
+    });
+
+    it('refuses a send whose messages together exceed the request maximum, and stores nothing', async () => {
+      const sender = await newSender(app);
+      const recipients = Array.from({ length: 100 }, (_, index) => ({
+        email: `many-${index}@recipient.test`,
+      }));
+      // Each message is small enough on its own; 100 of them are not, together.
+      const each = Math.ceil(SEND_MAX_BYTES / 100 / 1.3);
+      const ref = await upload(
+        messageBody(sender, { recipients, attachments: [attachment(each)] }),
+      );
+
+      await expect(
+        app.rpc.request(MessagesSubjects.createMessage, {
+          account_id: sender.accountId,
+          api: 'v2',
+          upload: ref,
+        }),
+      ).rejects.toMatchObject({
+        code: MessagesErrorCode.InvalidMessage,
+        message: `the messages of this request come to more than ${SEND_MAX_BYTES} bytes once encoded; send them in several requests with fewer recipients`,
+      });
+      expect(await storedCount(sender.accountId)).toBe(0);
     });
 
     it('refuses an upload that is missing or not what its reference says', async () => {

@@ -15,5 +15,12 @@ export const DISPLAY_NAME_MAX_LENGTH = 255;
 export const SUBJECT_MAX_LENGTH = 998;
 export const HEADERS_MAX = 100;
 export const ATTACHMENTS_MAX = 100;
+/** One message as composed (MIME, encoded), as the reference's SMTP relay limits it (20 MB). */
+export const MESSAGE_MAX_BYTES = 20 * 1024 * 1024;
+/**
+ * Every message one send request composes, together: each recipient's message is stored on its
+ * own, so a large attachment to 100 recipients is stored 100 times.
+ */
+export const SEND_MAX_BYTES = 100 * 1024 * 1024;
 /** Above this many bytes a request body travels through the upload bucket, not the RPC payload. */
 export const INLINE_PAYLOAD_MAX_BYTES = 512 * 1024;
