@@ -35,15 +35,11 @@ async function bootstrap(): Promise<void> {
     // configureFastify installs the only body parser (JSON, keeping the raw bytes).
     { logger: new NestPinoLogger(logger), bodyParser: false },
   );
-  configureFastify(
-    app.getHttpAdapter().getInstance(),
-    {
-      authenticator: app.get(Authenticator),
-      rateLimiter: app.get(RateLimiter),
-      idempotency: app.get(IdempotencyHooks),
-    },
-    logger,
-  );
+  configureFastify(app.getHttpAdapter().getInstance(), {
+    authenticator: app.get(Authenticator),
+    rateLimiter: app.get(RateLimiter),
+    idempotency: app.get(IdempotencyHooks),
+  });
   await app.init();
   await app.getHttpAdapter().getInstance().ready();
 

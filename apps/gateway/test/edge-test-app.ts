@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 
 import type { GatewayDatabase } from '../src/database/gateway-database';
 import type { GatewayConfig } from '../src/gateway.config';
-import { configureFastify } from '../src/http/configure-fastify';
+import { configureFastify, installEdgeErrorHandler } from '../src/http/configure-fastify';
 import type { EdgeRouteConfig } from '../src/http/edge-route';
 import { IdempotencyHooks } from '../src/idempotency/idempotency.hooks';
 import { IdempotencyStore } from '../src/idempotency/idempotency-store';
@@ -81,21 +81,18 @@ export async function startEdgeTestApp(config: GatewayConfig): Promise<EdgeTestA
     genReqId: () => randomUUID(),
     bodyLimit: config.BODY_LIMIT_BYTES,
   });
-  configureFastify(
-    fastify,
-    {
-      authenticator: {
-        onRequest: (request) => {
-          const accountId = request.headers[ACCOUNT_HEADER];
-          if (typeof accountId === 'string') request.principal = testPrincipal(accountId);
-          return Promise.resolve();
-        },
+  configureFastify(fastify, {
+    authenticator: {
+      onRequest: (request) => {
+        const accountId = request.headers[ACCOUNT_HEADER];
+        if (typeof accountId === 'string') request.principal = testPrincipal(accountId);
+        return Promise.resolve();
       },
-      rateLimiter: new RateLimiter(new SharedRateLimiter(database), config, logger),
-      idempotency: new IdempotencyHooks(new IdempotencyStore(database), config, logger),
     },
-    logger,
-  );
+    rateLimiter: new RateLimiter(new SharedRateLimiter(database), config, logger),
+    idempotency: new IdempotencyHooks(new IdempotencyStore(database), config, logger),
+  });
+  installEdgeErrorHandler(fastify, logger);
 
   fastify.post('/v2/accounts/:account_id/things', { config: standard }, (request, reply) => {
     count(request, 'things');

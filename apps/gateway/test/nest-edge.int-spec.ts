@@ -102,21 +102,17 @@ describe('idempotency under Nest on Fastify', () => {
       new FastifyAdapter({ genReqId: () => randomUUID(), requestIdHeader: false, logger: false }),
       { logger: false },
     );
-    configureFastify(
-      app.getHttpAdapter().getInstance(),
-      {
-        authenticator: {
-          onRequest: (request: FastifyRequest) => {
-            const accountId = request.headers[ACCOUNT_HEADER];
-            if (typeof accountId === 'string') request.principal = testPrincipal(accountId);
-            return Promise.resolve();
-          },
+    configureFastify(app.getHttpAdapter().getInstance(), {
+      authenticator: {
+        onRequest: (request: FastifyRequest) => {
+          const accountId = request.headers[ACCOUNT_HEADER];
+          if (typeof accountId === 'string') request.principal = testPrincipal(accountId);
+          return Promise.resolve();
         },
-        rateLimiter: app.get(RateLimiter),
-        idempotency: app.get(IdempotencyHooks),
       },
-      logger,
-    );
+      rateLimiter: app.get(RateLimiter),
+      idempotency: app.get(IdempotencyHooks),
+    });
     await app.init();
     await app.listen(0, '127.0.0.1');
     const address = app.getHttpServer().address();

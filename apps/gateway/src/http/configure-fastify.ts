@@ -40,13 +40,10 @@ export interface EdgeStages {
 /**
  * Edge behaviour that sits below Nest, in this order: request id, authentication (credentials,
  * IP allow list, account path), rate limit, then — once the JSON body is read — idempotency.
- * Contract-shaped errors for what fails before a route runs (bad JSON, body too large, 415).
+ * What fails before a route runs (bad JSON, body too large, 415) is answered by the error
+ * handler: Nest's, or installEdgeErrorHandler's without Nest.
  */
-export function configureFastify(
-  fastify: FastifyInstance,
-  stages: EdgeStages,
-  logger: Logger,
-): void {
+export function configureFastify(fastify: FastifyInstance, stages: EdgeStages): void {
   fastify.addHook('onRequest', (request, reply, done) => {
     void reply.header(REQUEST_ID_HEADER, request.id);
     done();
@@ -73,7 +70,14 @@ export function configureFastify(
       request.headers[IDEMPOTENCY_KEY_HEADER] !== undefined;
     done(null, fingerprinted ? teeRawBody(request, payload) : payload);
   });
+}
 
+/**
+ * Contract-shaped errors for a Fastify instance without Nest. Under Nest, its own error handler
+ * (installed at init, and running the same HttpErrorsFilter) answers these, and a second
+ * handler in the same scope would only be replaced (Fastify's FSTWRN004).
+ */
+export function installEdgeErrorHandler(fastify: FastifyInstance, logger: Logger): void {
   fastify.setErrorHandler((error, request, reply) => {
     sendError(reply, request, toErrorResponse(error, logger, request.id));
   });
