@@ -1,18 +1,16 @@
 import { hostname } from 'node:os';
 
 import { isHostname } from '@envoi/contracts-core';
-import { ServiceEnv } from '@envoi/shared-config';
-import { Transform, Type } from 'class-transformer';
 import {
-  IsIn,
-  IsInt,
-  IsOptional,
-  Matches,
-  Max,
-  Min,
-  ValidateBy,
-  type ValidationOptions,
-} from 'class-validator';
+  IsDnsServerList,
+  IsHostnameSetting,
+  normalizeHostname,
+  OutboxServiceEnv,
+} from '@envoi/shared-config';
+import { Transform, Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
+
+export { MigrationEnv as MigrationConfig } from '@envoi/shared-config';
 
 export const SERVICE_NAME = 'delivery';
 
@@ -22,25 +20,7 @@ export const SMTP_TLS_POLICIES = ['opportunistic', 'required', 'disabled'] as co
 export type SmtpTlsPolicy = (typeof SMTP_TLS_POLICIES)[number];
 
 /** A hostname (lowercase, no trailing dot) of two labels or more. */
-function IsHostnameValue(options?: ValidationOptions): PropertyDecorator {
-  return ValidateBy(
-    {
-      name: 'isHostnameValue',
-      validator: {
-        validate: (value: unknown) => typeof value === 'string' && isHostname(value),
-        defaultMessage: (args) =>
-          `${args?.property ?? 'value'} must be a hostname such as mail.example.com`,
-      },
-    },
-    options,
-  );
-}
-
-const normalizeHostname = ({ value }: { value: unknown }): unknown =>
-  typeof value === 'string' ? value.trim().toLowerCase().replace(/\.$/, '') : value;
-
-/** `host:port` or `[ipv6]:port`, or a bare address (port 53), comma-separated. */
-const DNS_SERVER = String.raw`(\[[0-9a-fA-F:.]+\]|[0-9a-fA-F:.]+|[A-Za-z0-9.-]+)(:[0-9]{1,5})?`;
+const IsHostnameValue = (): PropertyDecorator => IsHostnameSetting('mail.example.com');
 
 /** This machine's name when it is a usable EHLO name, else a placeholder the operator replaces. */
 function defaultHeloName(): string {
@@ -48,16 +28,22 @@ function defaultHeloName(): string {
   return isHostname(name) ? name : 'localhost.localdomain';
 }
 
-/** The delivery service's environment, validated once at boot. */
-export class DeliveryConfig extends ServiceEnv {
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(100) DATABASE_POOL_SIZE: number = 10;
-
+/**
+ * The delivery service's environment, validated once at boot. Its outbox relay publishes delivery
+ * events and retry jobs.
+ */
+export class DeliveryConfig extends OutboxServiceEnv {
   /**
    * On SIGTERM: stop taking jobs, give the SMTP sessions in flight this long to finish, then abort
-   * the rest and hand their jobs back to the queue.
+   * the rest and hand their jobs back to the queue. Longer than the other services' on purpose
+   * (10 s by default, up to 10 min): an SMTP session outlasts an RPC handler.
    */
-  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(600_000) SHUTDOWN_GRACE_MS: number =
-    10_000;
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(600_000)
+  override SHUTDOWN_GRACE_MS: number = 10_000;
 
   /** Jobs one replica works on at once (SMTP sessions and waits for a pooled connection). */
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1_000) DELIVERY_CONCURRENCY: number = 20;
@@ -101,11 +87,7 @@ export class DeliveryConfig extends ServiceEnv {
   MAX_MESSAGE_AGE_MS: number = DAY_MS;
 
   /** Resolvers of the recipients' MX lookups (`host:port`, comma-separated); the system's when unset. */
-  @IsOptional()
-  @Matches(new RegExp(`^${DNS_SERVER}(,${DNS_SERVER})*$`), {
-    message: 'DNS_SERVERS must be host:port entries separated by commas',
-  })
-  DNS_SERVERS?: string;
+  @IsOptional() @IsDnsServerList() DNS_SERVERS?: string;
 
   /** Per-query timeout of the resolver, and attempts per server. */
   @IsOptional() @Type(() => Number) @IsInt() @Min(50) @Max(30_000) DNS_TIMEOUT_MS: number = 3_000;
@@ -213,15 +195,6 @@ export class DeliveryConfig extends ServiceEnv {
   @IsOptional() @Type(() => Number) @IsInt() @Min(100) @Max(120_000) RPC_TIMEOUT_MS: number =
     10_000;
 
-  /** Outbox relay (events and retry jobs): pause between idle runs, rows per batch. */
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(10)
-  @Max(60_000)
-  OUTBOX_RELAY_INTERVAL_MS: number = 1_000;
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1_000) OUTBOX_RELAY_BATCH: number = 100;
-
   dnsServers(): string[] | null {
     return this.DNS_SERVERS ? this.DNS_SERVERS.split(',') : null;
   }
@@ -246,10 +219,4 @@ export class DeliveryConfig extends ServiceEnv {
   attemptLeaseMs(): number {
     return this.SMTP_ATTEMPT_TIMEOUT_MS + Math.max(this.DELIVERY_ACK_WAIT_MS, 10_000);
   }
-}
-
-/** What a migration run needs: the database and nothing else (no bus). */
-export class MigrationConfig {
-  @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// URL' })
-  DATABASE_URL!: string;
 }

@@ -1,47 +1,21 @@
-import { isHostname } from '@envoi/contracts-core';
-import { ServiceEnv } from '@envoi/shared-config';
-import { Transform, Type } from 'class-transformer';
 import {
-  IsInt,
-  IsOptional,
-  IsString,
-  Matches,
-  Max,
-  Min,
-  ValidateBy,
-  type ValidationOptions,
-} from 'class-validator';
+  IsDnsServerList,
+  IsHostnameSetting,
+  normalizeHostname,
+  OutboxServiceEnv,
+} from '@envoi/shared-config';
+import { Transform, Type } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+
+export { MigrationEnv as MigrationConfig } from '@envoi/shared-config';
 
 export const SERVICE_NAME = 'domains';
 
 /** A hostname of Envoi's own endpoints (lowercase, no trailing dot). */
-function IsEndpointHostname(options?: ValidationOptions): PropertyDecorator {
-  return ValidateBy(
-    {
-      name: 'isEndpointHostname',
-      validator: {
-        validate: (value: unknown) => typeof value === 'string' && isHostname(value),
-        defaultMessage: (args) =>
-          `${args?.property ?? 'value'} must be a hostname such as mx.example.com`,
-      },
-    },
-    options,
-  );
-}
-
-const normalizeHostname = ({ value }: { value: unknown }): unknown =>
-  typeof value === 'string' ? value.trim().toLowerCase().replace(/\.$/, '') : value;
-
-/** `host:port` or `[ipv6]:port`, or a bare address (port 53), comma-separated. */
-const DNS_SERVER = String.raw`(\[[0-9a-fA-F:.]+\]|[0-9a-fA-F:.]+|[A-Za-z0-9.-]+)(:[0-9]{1,5})?`;
+const IsEndpointHostname = (): PropertyDecorator => IsHostnameSetting('mx.example.com');
 
 /** The domains service's environment, validated once at boot. */
-export class DomainsConfig extends ServiceEnv {
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(100) DATABASE_POOL_SIZE: number = 10;
-
-  /** See the accounts service: leave the queue group, then let in-flight handlers finish. */
-  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(60_000) SHUTDOWN_GRACE_MS: number = 3_000;
-
+export class DomainsConfig extends OutboxServiceEnv {
   /** AES-256-GCM key (64 hex characters) that encrypts DKIM private keys at rest. */
   @IsString()
   @Matches(/^[0-9a-fA-F]{64}$/, {
@@ -73,11 +47,7 @@ export class DomainsConfig extends ServiceEnv {
     'mx.envoi.test';
 
   /** Resolvers (`host:port`, comma-separated); the system's when unset. */
-  @IsOptional()
-  @Matches(new RegExp(`^${DNS_SERVER}(,${DNS_SERVER})*$`), {
-    message: 'DNS_SERVERS must be host:port entries separated by commas',
-  })
-  DNS_SERVERS?: string;
+  @IsOptional() @IsDnsServerList() DNS_SERVERS?: string;
 
   /** Per-query timeout of the resolver, and attempts per server. */
   @IsOptional() @Type(() => Number) @IsInt() @Min(50) @Max(30_000) DNS_TIMEOUT_MS: number = 3_000;
@@ -109,22 +79,7 @@ export class DomainsConfig extends ServiceEnv {
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(3_600_000) SENDER_CACHE_TTL_MS: number =
     60_000;
 
-  /** Outbox relay: pause between idle runs, and events per transaction. */
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(10)
-  @Max(60_000)
-  OUTBOX_RELAY_INTERVAL_MS: number = 1_000;
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1_000) OUTBOX_RELAY_BATCH: number = 100;
-
   dnsServers(): string[] | null {
     return this.DNS_SERVERS ? this.DNS_SERVERS.split(',') : null;
   }
-}
-
-/** What a migration run needs: the database and nothing else (no bus). */
-export class MigrationConfig {
-  @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// URL' })
-  DATABASE_URL!: string;
 }

@@ -11,7 +11,10 @@ export const RATE_LIMIT_MODES = ['shared', 'local', 'off'] as const;
 /** What happens to rate limiting while its shared store cannot answer in time (see README). */
 export const RATE_LIMIT_FALLBACKS = ['local', 'open'] as const;
 
-/** The gateway's environment, validated once at boot. */
+/**
+ * The gateway's environment, validated once at boot. Its database pool (DATABASE_POOL_SIZE) holds
+ * idempotency records and rate limits.
+ */
 export class GatewayConfig extends ServiceEnv {
   @IsOptional() @IsInt() @Min(0) @Max(65535) HTTPS_PORT: number = 8443;
   @IsOptional() @IsString() HTTPS_HOST: string = '127.0.0.1';
@@ -35,9 +38,6 @@ export class GatewayConfig extends ServiceEnv {
 
   /** Largest accepted request body (a message with attachments can be tens of MB). */
   @IsOptional() @IsInt() @Min(1024) BODY_LIMIT_BYTES: number = 40 * 1024 * 1024;
-
-  /** Connections in this replica's PostgreSQL pool (idempotency records and rate limits). */
-  @IsOptional() @IsInt() @Min(1) @Max(100) DATABASE_POOL_SIZE: number = 10;
 
   /** AES-256-GCM key (64 hex characters) for stored responses that carry a secret. */
   @Matches(/^[0-9a-fA-F]{64}$/, {

@@ -1,4 +1,5 @@
-import { IsIn, IsOptional, IsString, Matches } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -33,6 +34,26 @@ export class ServiceEnv extends BaseEnv {
   @IsString()
   @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// URL' })
   DATABASE_URL!: string;
+
+  /** Connections in this replica's PostgreSQL pool. */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(100) DATABASE_POOL_SIZE: number = 10;
+}
+
+/**
+ * Environment of a service that serves a NATS queue group (every service but the gateway), and
+ * drains it on shutdown.
+ */
+export class MicroserviceEnv extends ServiceEnv {
+  /**
+   * On SIGTERM the service leaves its queue group at once, then waits this long for in-flight
+   * handlers to reply before it closes the bus connection and the database pool.
+   */
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(60_000)
+  SHUTDOWN_GRACE_MS: number = 3_000;
 }
 
 /** What a migration run needs: the database and nothing else (no bus). */

@@ -1,0 +1,30 @@
+import { ConfigError, loadConfig } from '@envoi/shared-config';
+
+import { DeliveryConfig } from './delivery.config';
+
+const BASE = {
+  NATS_URL: 'nats://127.0.0.1:4222',
+  DATABASE_URL: 'postgres://u:p@127.0.0.1:5432/db',
+};
+
+describe('DeliveryConfig', () => {
+  it('has defaults for development', () => {
+    expect(loadConfig(DeliveryConfig, BASE)).toMatchObject({
+      DATABASE_POOL_SIZE: 10,
+      DNS_TIMEOUT_MS: 3_000,
+      DNS_TRIES: 2,
+      OUTBOX_RELAY_INTERVAL_MS: 1_000,
+      OUTBOX_RELAY_BATCH: 100,
+    });
+  });
+
+  it('gives SMTP sessions a longer shutdown grace than the other services', () => {
+    expect(loadConfig(DeliveryConfig, BASE).SHUTDOWN_GRACE_MS).toBe(10_000);
+    expect(
+      loadConfig(DeliveryConfig, { ...BASE, SHUTDOWN_GRACE_MS: '600000' }).SHUTDOWN_GRACE_MS,
+    ).toBe(600_000);
+    expect(() => loadConfig(DeliveryConfig, { ...BASE, SHUTDOWN_GRACE_MS: '600001' })).toThrow(
+      ConfigError,
+    );
+  });
+});
