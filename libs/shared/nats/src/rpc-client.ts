@@ -4,6 +4,7 @@ import type { EventSubject, ReplyOf, RequestOf, RequestSubject } from '@envoi/co
 import { CodedError, CommonErrorCode, isRpcErrorBody } from '@envoi/contracts-core';
 import { ErrorCode, headers as natsHeaders, type NatsConnection, NatsError } from 'nats';
 
+import { type BusLink, busLink } from './bus-link';
 import {
   decodePacket,
   encodePacket,
@@ -24,13 +25,18 @@ export class RpcError extends CodedError {}
 
 /**
  * Typed request/reply and events over NATS. Replies carrying `{code, message}` errors reject with
- * an RpcError of that code; no responder or a timeout rejects with `common.unavailable`.
+ * an RpcError of that code; no responder, a timeout, or a connection that is not linked to the
+ * bus right now (nothing is sent then) rejects with `common.unavailable`.
  */
 export class RpcClient {
+  private readonly link: BusLink;
+
   constructor(
     private readonly connection: NatsConnection,
     private readonly defaultTimeoutMs = 10_000,
-  ) {}
+  ) {
+    this.link = busLink(connection);
+  }
 
   async request<S extends RequestSubject<unknown, unknown>>(
     subject: S,
@@ -42,6 +48,9 @@ export class RpcClient {
       pattern: subject.name,
       data: payload,
     };
+    if (!this.link.up) {
+      throw new RpcError(CommonErrorCode.Unavailable, `${subject.name}: not connected to the bus`);
+    }
     const headers = natsHeaders();
     if (options.requestId) headers.set(REQUEST_ID_HEADER, options.requestId);
     let reply;
