@@ -2,6 +2,7 @@ import { type MessagesTestApp, startMessagesService } from './messages-test-app'
 import { acceptSuite } from './suites/accept.suite';
 import { conversationSuite } from './suites/conversation.suite';
 import { deliverySuite } from './suites/delivery.suite';
+import { deliveryBatchSuite } from './suites/delivery-batch.suite';
 import { readSuite } from './suites/read.suite';
 import { rulesSuite } from './suites/rules.suite';
 import { scheduleSuite } from './suites/schedule.suite';
@@ -34,4 +35,5 @@ describe('messages service', () => {
   readSuite(getApp);
   uploadSuite(getApp);
   deliverySuite(getApp);
+  deliveryBatchSuite(getApp);
 });

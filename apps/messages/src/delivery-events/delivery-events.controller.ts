@@ -38,7 +38,8 @@ const MAX_RETRY_DELAY_MS = 60_000;
 
 /**
  * Feeds the status machine from the delivery events of the EVENTS stream (the durable
- * counterpart of @EventPattern handlers): validates each event and applies it once. Starts once
+ * counterpart of @EventPattern handlers): validates each event and applies it once, the events
+ * that arrived together (up to EVENTS_BATCH) in one transaction. Starts once
  * the app is up; stops, letting the events in hand finish, before the bus connection and the
  * database pool close.
  */
@@ -61,6 +62,11 @@ export class DeliveryEventsController implements OnApplicationBootstrap, OnModul
         durable,
         handle: async (event) => {
           await this.events.apply(toDeliveryOutcome(event));
+        },
+        // What arrived together, in one transaction. Should it fail (an unprocessable event, a
+        // database error one event causes), each event goes through `handle` on its own.
+        handleBatch: async (items) => {
+          await this.events.applyBatch(items.map(({ event }) => toDeliveryOutcome(event)));
         },
         logger: this.logger,
         batch: this.config.EVENTS_BATCH,

@@ -5,8 +5,12 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { MESSAGES_SCHEMA } from '../database/data-source-options';
 import { MessageEntity } from '../messages/message.entity';
 import { purgeContentNow } from '../retention/content-purge';
+import { type ApplyResult, byId, claimsOf, foldBatch } from './batch-fold';
+import { claimEvents, lockMessages, writeStates } from './batch-statements';
 import type { DeliveryOutcome } from './delivery-outcome';
 import { applyOutcome, deliveryFinished } from './status-machine';
+
+export type { ApplyResult } from './batch-fold';
 
 /** Claims an event for its message; no row back when it was applied before. */
 const CLAIM_EVENT_SQL = `
@@ -14,9 +18,6 @@ const CLAIM_EVENT_SQL = `
   VALUES ($1, $2, $3)
   ON CONFLICT (event_id) DO NOTHING
   RETURNING event_id`;
-
-/** What applying an event did. */
-export type ApplyResult = 'applied' | 'duplicate' | 'unknown_message';
 
 /**
  * The status machine's writes: applies delivery events to their messages, each at most once and
@@ -37,12 +38,45 @@ export class DeliveryEventsService {
    */
   async apply(outcome: DeliveryOutcome): Promise<ApplyResult> {
     const result = await this.dataSource.transaction((manager) => this.applyIn(manager, outcome));
-    if (result === 'unknown_message') {
-      this.logger.warn(
-        `event ${outcome.eventId} (${outcome.type}) names message ${outcome.messageId} of account ${outcome.accountId}, which does not exist; ignored`,
-      );
-    }
+    this.warnIfUnknown(outcome, result);
     return result;
+  }
+
+  /**
+   * Applies several events in one transaction, with the same result as apply() one by one in
+   * their order: locks their messages (in id order), claims the events not applied before,
+   * folds each message's new events through the status machine in order, writes every changed
+   * message in one statement and purges the content of those kept with data retention 0 whose
+   * delivery is over. Answers each event's result, in order. Fails as a whole (nothing written).
+   */
+  async applyBatch(outcomes: readonly DeliveryOutcome[]): Promise<ApplyResult[]> {
+    const results = await this.dataSource.transaction(async (manager) => {
+      const messageIds = outcomes.map((outcome) => outcome.messageId);
+      const messages = byId(await lockMessages(manager, messageIds));
+      const claimed = await claimEvents(manager, claimsOf(messages, outcomes));
+      const folded = foldBatch(messages, outcomes, claimed);
+      const changed = [...folded.changed.values()];
+      await writeStates(
+        manager,
+        changed.map(({ message, state }) => ({ id: message.id, state })),
+        new Date(),
+      );
+      for (const { message, state } of changed) {
+        if (message.retentionDataDays === 0 && deliveryFinished(state.status)) {
+          await purgeContentNow(manager, message.id);
+        }
+      }
+      return folded.results;
+    });
+    outcomes.forEach((outcome, index) => this.warnIfUnknown(outcome, results[index]));
+    return results;
+  }
+
+  private warnIfUnknown(outcome: DeliveryOutcome, result: ApplyResult | undefined): void {
+    if (result !== 'unknown_message') return;
+    this.logger.warn(
+      `event ${outcome.eventId} (${outcome.type}) names message ${outcome.messageId} of account ${outcome.accountId}, which does not exist; ignored`,
+    );
   }
 
   private async applyIn(manager: EntityManager, outcome: DeliveryOutcome): Promise<ApplyResult> {

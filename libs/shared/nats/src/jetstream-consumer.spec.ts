@@ -3,6 +3,7 @@ import { AckPolicy, DeliverPolicy, nanos } from 'nats';
 
 import {
   consumerConfigChanges,
+  deliverBatch,
   deliverMessage,
   type DeliveryOutcome,
   durableConsumerConfig,
@@ -11,6 +12,7 @@ import {
   type PulledMessage,
   startDurableConsumer,
   type StreamDelivery,
+  type StreamItem,
   UnprocessableMessageError,
 } from './jetstream-consumer';
 
@@ -33,10 +35,10 @@ class FakeMessage implements PulledMessage {
   readonly headers: { get(name: string): string };
   readonly info: { deliveryCount: number; streamSequence: number };
 
-  constructor(body: string, deliveryCount = 1, msgId = 'event-1') {
+  constructor(body: string, deliveryCount = 1, msgId = 'event-1', streamSequence = 42) {
     this.data = new TextEncoder().encode(body);
     this.headers = { get: (name) => (name === 'Nats-Msg-Id' ? msgId : '') };
-    this.info = { deliveryCount, streamSequence: 42 };
+    this.info = { deliveryCount, streamSequence };
   }
 
   ack(): void {
@@ -257,6 +259,140 @@ describe('deliverMessage', () => {
     });
 
     expect(outcome).toBe('retried');
+  });
+});
+
+describe('deliverBatch', () => {
+  /** Messages e1…eN at stream sequences 1…N. */
+  function group(...bodies: Array<TestEvent | string>): FakeMessage[] {
+    return bodies.map(
+      (body, index) =>
+        new FakeMessage(
+          typeof body === 'string' ? body : json(body),
+          1,
+          `e${index + 1}`,
+          index + 1,
+        ),
+    );
+  }
+
+  const events = (n: number): TestEvent[] =>
+    Array.from({ length: n }, (_, index) => ({ id: `e${index + 1}`, n: index + 1 }));
+
+  function recorder(fail: (event: TestEvent) => Error | undefined = () => undefined) {
+    const one: TestEvent[] = [];
+    const together: Array<Array<StreamItem<TestEvent>>> = [];
+    return {
+      one,
+      together,
+      handle: (event: TestEvent) => {
+        one.push(event);
+        const error = fail(event);
+        return error ? Promise.reject(error) : Promise.resolve();
+      },
+      handleBatch: (items: ReadonlyArray<StreamItem<TestEvent>>) => {
+        together.push([...items]);
+        const error = items.map(({ event }) => fail(event)).find(Boolean);
+        return error ? Promise.reject(error) : Promise.resolve();
+      },
+    };
+  }
+
+  it('hands the group to the batch handler in stream order, then acks each', async () => {
+    const messages = group(...events(3));
+    const handlers = recorder();
+
+    const outcomes = await deliverBatch(messages, { durable: 'd', logger: logger(), ...handlers });
+
+    expect(outcomes).toEqual(['acked', 'acked', 'acked']);
+    expect(handlers.one).toEqual([]);
+    expect(handlers.together).toEqual([
+      events(3).map((event, index) => ({
+        event,
+        delivery: {
+          subject: SUBJECT.name,
+          streamSequence: index + 1,
+          deliveryCount: 1,
+          msgId: `e${index + 1}`,
+        },
+      })),
+    ]);
+    expect(messages.map((message) => message.settled)).toEqual([
+      [{ how: 'ack' }],
+      [{ how: 'ack' }],
+      [{ how: 'ack' }],
+    ]);
+  });
+
+  it('hands each message to handle when the batch fails: one poison message costs only itself', async () => {
+    const messages = group(...events(4));
+    const handlers = recorder((event) => (event.n === 2 ? new Error('poison') : undefined));
+    const log = logger();
+
+    const outcomes = await deliverBatch(messages, {
+      durable: 'd',
+      logger: log,
+      retryDelayMs: () => 500,
+      ...handlers,
+    });
+
+    expect(outcomes).toEqual(['acked', 'retried', 'acked', 'acked']);
+    expect(handlers.together).toHaveLength(1);
+    expect(handlers.one.map((event) => event.n)).toEqual([1, 2, 3, 4]);
+    expect(messages[1]?.settled).toEqual([{ how: 'nak', arg: 500 }]);
+    expect(log.warn).toHaveBeenCalledWith(expect.stringContaining('a batch of 4 failed'));
+  });
+
+  it('terminates, through handle, an event the batch handler finds unprocessable', async () => {
+    const messages = group(...events(3));
+    const handlers = recorder((event) =>
+      event.n === 3 ? new UnprocessableMessageError('bad event') : undefined,
+    );
+
+    const outcomes = await deliverBatch(messages, { durable: 'd', logger: logger(), ...handlers });
+
+    expect(outcomes).toEqual(['acked', 'acked', 'terminated']);
+    expect(messages[2]?.settled).toEqual([{ how: 'term' }]);
+  });
+
+  it('terminates a message that does not decode and batches the others without it', async () => {
+    const messages = group({ id: 'e1', n: 1 }, '{not json', { id: 'e3', n: 3 });
+    const handlers = recorder();
+    const log = logger();
+
+    const outcomes = await deliverBatch(messages, { durable: 'd', logger: log, ...handlers });
+
+    expect(outcomes).toEqual(['acked', 'terminated', 'acked']);
+    expect(handlers.together.map((items) => items.map(({ event }) => event.n))).toEqual([[1, 3]]);
+    expect(log.error).toHaveBeenCalledWith(expect.stringContaining('not JSON'));
+  });
+
+  it('hands a lone message (or the one that decodes) straight to handle', async () => {
+    const handlers = recorder();
+
+    await expect(
+      deliverBatch(group(...events(1)), { durable: 'd', logger: logger(), ...handlers }),
+    ).resolves.toEqual(['acked']);
+    await expect(
+      deliverBatch(group('{oops', ...events(1)), { durable: 'd', logger: logger(), ...handlers }),
+    ).resolves.toEqual(['terminated', 'acked']);
+
+    expect(handlers.together).toEqual([]);
+    expect(handlers.one).toHaveLength(2);
+  });
+
+  it('handles each message on its own without a batch handler', async () => {
+    const { handle, one, together } = recorder();
+
+    const outcomes = await deliverBatch(group(...events(3)), {
+      durable: 'd',
+      logger: logger(),
+      handle,
+    });
+
+    expect(outcomes).toEqual(['acked', 'acked', 'acked']);
+    expect(one.map((event) => event.n)).toEqual([1, 2, 3]);
+    expect(together).toEqual([]);
   });
 });
 

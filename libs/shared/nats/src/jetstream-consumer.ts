@@ -1,3 +1,5 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+
 import type { StreamSubject } from '@envoi/contracts-core';
 import {
   AckPolicy,
@@ -19,6 +21,12 @@ export interface StreamDelivery {
   deliveryCount: number;
   /** The publisher's `Nats-Msg-Id` (an outbox event's id), when it set one. */
   msgId: string | undefined;
+}
+
+/** A decoded message and where it came from, as a batch handler receives it. */
+export interface StreamItem<E> {
+  event: E;
+  delivery: StreamDelivery;
 }
 
 export interface DurableConsumerLogger {
@@ -49,10 +57,20 @@ export interface DurableConsumerOptions<E> {
    * once, and again after a lost acknowledgement or a stop that outlasted it.
    */
   handle(event: E, delivery: StreamDelivery): Promise<void>;
+  /**
+   * Optional batch mode: handles together, in stream order, the messages that have arrived while
+   * the previous ones were handled (up to `batch`). Resolving acknowledges each of them; throwing
+   * hands each to `handle` on its own, so a message that fails (or is unprocessable) neither
+   * blocks nor loses the others. A message that cannot be decoded is settled on its own first,
+   * and a lone message goes to `handle` directly. Must leave the same result as `handle` would,
+   * message by message in that order, and be idempotent in the same way.
+   */
+  handleBatch?(items: ReadonlyArray<StreamItem<E>>): Promise<void>;
   logger: DurableConsumerLogger;
   /**
-   * Messages per pull, handled one after the other in stream order. Across replicas, and once a
-   * failed message is redelivered after later ones, there is no order: handlers must not need one.
+   * Messages per pull, handled one after the other in stream order (or, with `handleBatch`, in
+   * groups of what has arrived). Across replicas, and once a failed message is redelivered after
+   * later ones, there is no order: handlers must not need one.
    */
   batch?: number;
   /** Unacknowledged this long after delivery, a message is delivered again. */
@@ -73,7 +91,7 @@ export interface DurableConsumer {
   /** Resolves once the consumer exists on the server (or once stopped before that). */
   readonly ready: Promise<void>;
   /**
-   * Stops pulling, lets the message in hand finish and hands back the rest of the batch for
+   * Stops pulling, lets the message (or group) in hand finish and hands back the rest for
    * immediate redelivery. Waits at most `timeoutMs`; whatever is still unacknowledged then is
    * redelivered after the ack wait.
    */
@@ -161,23 +179,30 @@ function decodeJson<E>(data: Uint8Array): E {
 
 export type DeliveryOutcome = 'acked' | 'retried' | 'terminated';
 
+/** What settling messages needs from the consumer's options. */
+export type DeliveryOptions<E> = Pick<
+  DurableConsumerOptions<E>,
+  'handle' | 'handleBatch' | 'logger' | 'decode' | 'maxDeliver' | 'retryDelayMs' | 'durable'
+>;
+
+function deliveryOf(message: PulledMessage): StreamDelivery {
+  return {
+    subject: message.subject,
+    streamSequence: message.info.streamSequence,
+    deliveryCount: message.info.deliveryCount,
+    msgId: message.headers?.get('Nats-Msg-Id') || undefined,
+  };
+}
+
 /**
  * Hands one message to the handler and settles it: ack on success; nak with a delay on failure;
  * term when it is unprocessable or has used up its deliveries. Never throws.
  */
 export async function deliverMessage<E>(
   message: PulledMessage,
-  options: Pick<
-    DurableConsumerOptions<E>,
-    'handle' | 'logger' | 'decode' | 'maxDeliver' | 'retryDelayMs' | 'durable'
-  >,
+  options: DeliveryOptions<E>,
 ): Promise<DeliveryOutcome> {
-  const delivery: StreamDelivery = {
-    subject: message.subject,
-    streamSequence: message.info.streamSequence,
-    deliveryCount: message.info.deliveryCount,
-    msgId: message.headers?.get('Nats-Msg-Id') || undefined,
-  };
+  const delivery = deliveryOf(message);
   const what = `${options.durable}: ${delivery.subject} #${delivery.streamSequence}`;
   try {
     const event = (options.decode ?? decodeJson<E>)(message.data);
@@ -207,10 +232,131 @@ export async function deliverMessage<E>(
   return 'acked';
 }
 
+async function deliverEach<E>(
+  messages: readonly PulledMessage[],
+  options: DeliveryOptions<E>,
+): Promise<DeliveryOutcome[]> {
+  const outcomes: DeliveryOutcome[] = [];
+  for (const message of messages) outcomes.push(await deliverMessage(message, options));
+  return outcomes;
+}
+
+/**
+ * Hands a group of messages (stream order) to the batch handler and acks each once it resolved.
+ * Without a batch handler, and for what the batch cannot take, it falls back to deliverMessage,
+ * one message after the other: a message that does not decode is settled on its own first; a
+ * lone message goes straight to `handle`; when the batch handler throws, every message of the
+ * group is handed to `handle` on its own. Never throws; outcomes follow the messages' order.
+ */
+export async function deliverBatch<E>(
+  messages: readonly PulledMessage[],
+  options: DeliveryOptions<E>,
+): Promise<DeliveryOutcome[]> {
+  const { handleBatch } = options;
+  if (!handleBatch || messages.length < 2) return deliverEach(messages, options);
+  const outcomes = new Array<DeliveryOutcome>(messages.length);
+  const decoded: Array<{ index: number; message: PulledMessage; item: StreamItem<E> }> = [];
+  for (const [index, message] of messages.entries()) {
+    let event: E;
+    try {
+      event = (options.decode ?? decodeJson<E>)(message.data);
+    } catch {
+      // deliverMessage decodes it again, fails the same way and settles it as it always has.
+      outcomes[index] = await deliverMessage(message, options);
+      continue;
+    }
+    decoded.push({ index, message, item: { event, delivery: deliveryOf(message) } });
+  }
+  const together = decoded.length > 1 && (await handledTogether(decoded, handleBatch, options));
+  for (const { index, message } of decoded) {
+    if (together) {
+      message.ack();
+      outcomes[index] = 'acked';
+    } else {
+      outcomes[index] = await deliverMessage(message, options);
+    }
+  }
+  return outcomes;
+}
+
+/** Runs the batch handler; false (logged) when it threw. */
+async function handledTogether<E>(
+  decoded: ReadonlyArray<{ item: StreamItem<E> }>,
+  handleBatch: (items: ReadonlyArray<StreamItem<E>>) => Promise<void>,
+  options: DeliveryOptions<E>,
+): Promise<boolean> {
+  try {
+    await handleBatch(decoded.map(({ item }) => item));
+    return true;
+  } catch (error) {
+    options.logger.warn(
+      `${options.durable}: a batch of ${decoded.length} failed, handling each on its own: ${String(error)}`,
+    );
+    return false;
+  }
+}
+
+/**
+ * The messages of one pull as they arrive: read in the background, taken in groups of what has
+ * arrived so far. A pull that fails (consumer deleted, heartbeats missed) throws from take() once
+ * what arrived before the failure has been taken.
+ */
+class PullInbox {
+  private readonly queue: PulledMessage[] = [];
+  private ended = false;
+  private failure: { error: unknown } | undefined;
+  private wake: (() => void) | undefined;
+  private readonly reading: Promise<void>;
+
+  constructor(messages: AsyncIterable<PulledMessage>) {
+    this.reading = this.read(messages);
+  }
+
+  /**
+   * Up to `max` messages in arrival order: what is waiting, else (once one comes) what arrives
+   * in the same turn of the event loop. Empty once the pull has ended and everything was taken.
+   */
+  async take(max: number): Promise<PulledMessage[]> {
+    if (this.queue.length === 0 && !this.ended) {
+      await new Promise<void>((resolve) => (this.wake = resolve));
+      // One message wakes the taker; the rest of what the socket delivered with it follows in
+      // microtasks. Let it in, so it goes in this group rather than the next.
+      if (max > 1) await nextTurn();
+    }
+    if (this.queue.length === 0 && this.failure) throw this.failure.error;
+    return this.queue.splice(0, max);
+  }
+
+  /** Resolves once the pull's messages have all been read (never rejects). */
+  finished(): Promise<void> {
+    return this.reading;
+  }
+
+  private async read(messages: AsyncIterable<PulledMessage>): Promise<void> {
+    try {
+      for await (const message of messages) {
+        this.queue.push(message);
+        this.notify();
+      }
+    } catch (error) {
+      this.failure = { error };
+    } finally {
+      this.ended = true;
+      this.notify();
+    }
+  }
+
+  private notify(): void {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+}
+
 /**
  * Consumes a stream subject with a durable pull consumer shared by every replica of a service:
  * creates or updates the consumer, pulls bounded batches, and settles each message through
- * `deliverMessage`. Setup and pull failures (stream not created yet, JetStream unavailable,
+ * `deliverMessage` (or each group of messages through `deliverBatch`, with a batch handler). Setup and pull failures (stream not created yet, JetStream unavailable,
  * consumer deleted) are logged and retried with a capped backoff; the loop ends on stop() or when
  * the connection closes.
  */
@@ -309,30 +455,43 @@ class DurableConsumerLoop<E> implements DurableConsumer {
     return connection.jetstream().consumers.get(subject.stream, durable);
   }
 
+  /**
+   * One pull of up to `batch` messages, handled as they arrive: one at a time, or with a batch
+   * handler, each time all that arrived while the previous group was handled.
+   */
   private async pullBatch(consumer: Consumer): Promise<void> {
+    const batch = this.options.batch ?? DURABLE_CONSUMER_DEFAULTS.batch;
     const messages = await consumer.fetch({
-      max_messages: this.options.batch ?? DURABLE_CONSUMER_DEFAULTS.batch,
+      max_messages: batch,
       expires: this.options.expiresMs ?? DURABLE_CONSUMER_DEFAULTS.expiresMs,
     });
     this.batch = messages;
+    const inbox = new PullInbox(messages);
+    const groupSize = this.options.handleBatch ? batch : 1;
     try {
       if (this.stopping) messages.stop();
-      for await (const message of messages) {
+      // Bounded: a pull yields at most `batch` messages, and each group takes at least one.
+      let group = await inbox.take(groupSize);
+      while (group.length > 0) {
         if (this.stopping) {
-          // Fetched but not started: another replica (or the next start) takes it at once.
-          message.nak();
-          continue;
+          // Fetched but not started: another replica (or the next start) takes them at once.
+          for (const message of group) message.nak();
+        } else {
+          this.handling = true;
+          try {
+            await deliverBatch(group, this.options);
+          } finally {
+            this.handling = false;
+          }
+          if (this.stopping) messages.stop();
         }
-        this.handling = true;
-        try {
-          await deliverMessage(message, this.options);
-        } finally {
-          this.handling = false;
-        }
-        if (this.stopping) messages.stop();
+        group = await inbox.take(groupSize);
       }
     } finally {
       this.batch = undefined;
+      // A no-op once the pull has ended; otherwise what it still holds is redelivered later.
+      messages.stop();
+      await inbox.finished();
     }
   }
 

@@ -299,6 +299,166 @@ describe('startDurableConsumer (real nats-server with JetStream)', () => {
     expect(received[0]?.delivery.deliveryCount).toBe(2);
   });
 
+  describe('with a batch handler', () => {
+    interface Handled {
+      /** Events handed to `handle`, with their delivery count. */
+      one: Array<[number, number]>;
+      /** Groups handed to `handleBatch`. */
+      together: number[][];
+    }
+
+    /**
+     * A consumer whose first message (handled alone) waits until `published` more messages have
+     * reached it; released, it finds them all waiting, and they make one group. `fails` makes a
+     * handler throw for an event (both handlers see the same verdict).
+     */
+    async function busyConsumer(
+      subject: StreamSubject<TestEvent>,
+      fails: (event: TestEvent, deliveryCount: number) => Error | undefined = () => undefined,
+      overrides: Partial<DurableConsumerOptions<TestEvent>> = {},
+    ): Promise<{
+      consumer: DurableConsumer;
+      handled: Handled;
+      release: () => void;
+      started: Promise<void>;
+    }> {
+      const handled: Handled = { one: [], together: [] };
+      const release = deferred();
+      const started = deferred();
+      const consumer = start(
+        subject,
+        async (event, delivery) => {
+          handled.one.push([event.n, delivery.deliveryCount]);
+          if (event.n === 1) {
+            started.resolve();
+            await release.promise;
+          }
+          const error = fails(event, delivery.deliveryCount);
+          if (error) throw error;
+        },
+        {
+          batch: 10,
+          // One pull stays open while the first message is in hand.
+          expiresMs: 30_000,
+          handleBatch: (items) => {
+            handled.together.push(items.map(({ event }) => event.n));
+            const error = items
+              .map(({ event, delivery }) => fails(event, delivery.deliveryCount))
+              .find(Boolean);
+            return error ? Promise.reject(error) : Promise.resolve();
+          },
+          ...overrides,
+        },
+      );
+      await consumer.ready;
+      await publish(subject, 1);
+      return { consumer, handled, release: release.resolve, started: started.promise };
+    }
+
+    /** Waits until the consumer holds `count` delivered, unacknowledged messages. */
+    async function inHand(subject: StreamSubject<TestEvent>, count: number): Promise<void> {
+      await eventually(
+        async () => (await consumerInfo(subject)).num_ack_pending === count,
+        `${count} messages delivered and unacknowledged`,
+      );
+    }
+
+    async function allAcknowledged(subject: StreamSubject<TestEvent>): Promise<void> {
+      await eventually(async () => {
+        const info = await consumerInfo(subject);
+        return info.num_ack_pending === 0 && info.num_pending === 0;
+      }, 'every message acknowledged');
+    }
+
+    it('hands what arrived while it was busy to the batch handler at once, then acks each', async () => {
+      const subject = await testSubject();
+      const { handled, release, started } = await busyConsumer(subject);
+      await started;
+
+      for (let n = 2; n <= 10; n++) await publish(subject, n);
+      await inHand(subject, 10);
+      release();
+
+      await allAcknowledged(subject);
+      expect(handled.one).toEqual([[1, 1]]);
+      expect(handled.together).toEqual([[2, 3, 4, 5, 6, 7, 8, 9, 10]]);
+      expect((await consumerInfo(subject)).num_redelivered).toBe(0);
+    });
+
+    it('falls back to one message at a time when a batch fails: a poison message blocks nothing', async () => {
+      const subject = await testSubject();
+      const { handled, release, started } = await busyConsumer(subject, (event, count) =>
+        event.n === 5 && count === 1 ? new Error('poison') : undefined,
+      );
+      await started;
+
+      for (let n = 2; n <= 10; n++) await publish(subject, n);
+      await inHand(subject, 10);
+      release();
+
+      await allAcknowledged(subject);
+      expect(handled.together).toEqual([[2, 3, 4, 5, 6, 7, 8, 9, 10]]);
+      // Each on its own after the failed batch; the poison one came back (alone) and then passed.
+      expect(handled.one).toEqual([
+        [1, 1],
+        [2, 1],
+        [3, 1],
+        [4, 1],
+        [5, 1],
+        [6, 1],
+        [7, 1],
+        [8, 1],
+        [9, 1],
+        [10, 1],
+        [5, 2],
+      ]);
+    });
+
+    it('terminates a message that does not decode and batches the others without it', async () => {
+      const subject = await testSubject();
+      const errors: string[] = [];
+      const { handled, release, started } = await busyConsumer(subject, undefined, {
+        logger: { warn: () => undefined, error: (message) => errors.push(message) },
+      });
+      await started;
+
+      await publish(subject, 2);
+      await connection.jetstream().publish(subject.name, new TextEncoder().encode('{oops'));
+      await publish(subject, 4);
+      await inHand(subject, 4);
+      release();
+
+      await allAcknowledged(subject);
+      expect(handled.together).toEqual([[2, 4]]);
+      expect(errors).toEqual([expect.stringContaining('unprocessable')]);
+      expect((await consumerInfo(subject)).num_redelivered).toBe(0);
+    });
+
+    it('on stop, finishes the group in hand and hands what it has not started back at once', async () => {
+      const subject = await testSubject();
+      // A pull of exactly the five messages: nothing is left to deliver to it once stopped.
+      const { consumer, handled, release, started } = await busyConsumer(subject, undefined, {
+        batch: 5,
+      });
+      await started;
+      for (let n = 2; n <= 5; n++) await publish(subject, n);
+      await inHand(subject, 5);
+
+      const stopping = consumer.stop(5_000);
+      release();
+      await stopping;
+
+      expect(handled.one).toEqual([[1, 1]]);
+      expect(handled.together).toEqual([]);
+      // The ack wait is a minute: they come back now only because they were handed back.
+      const { received, handle } = recorder();
+      await start(subject, handle, { batch: 5 }).ready;
+      await eventually(() => received.length === 4, 'the four handed-back messages', 5_000);
+      expect(received.map((r) => r.event.n).sort()).toEqual([2, 3, 4, 5]);
+      expect(received.map((r) => r.event.n).sort()).toEqual([2, 3, 4, 5]);
+    });
+  });
+
   it('updates the configuration of an existing durable', async () => {
     const subject = await testSubject();
     const first = start(subject, () => Promise.resolve(), { ackWaitMs: 5_000 });

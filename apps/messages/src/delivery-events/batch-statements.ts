@@ -1,0 +1,114 @@
+import type { DeliveryAttemptRecord, MessageStatus } from '@envoi/contracts-messages';
+import type { EntityManager } from 'typeorm';
+
+import { MESSAGES_SCHEMA } from '../database/data-source-options';
+import type { BatchMessage, EventClaim } from './batch-fold';
+import type { DeliveryState } from './status-machine';
+
+/**
+ * The statements of a batch of delivery events, one each whatever the batch's size. They run in
+ * the caller's transaction, in this order: lock the messages, claim the events, write the states.
+ */
+
+/**
+ * Locks the messages in id order, so that batches of several consumers and replicas (and the
+ * one-event path, which locks one) never wait on each other in a cycle.
+ */
+const LOCK_MESSAGES_SQL = `
+  SELECT id, account_id, retention_data_days, status, sent_at, delivered_at,
+         bounce_classification, num_attempts, delivery_attempts
+  FROM ${MESSAGES_SCHEMA}.messages
+  WHERE id = ANY($1::uuid[])
+  ORDER BY id
+  FOR UPDATE`;
+
+interface LockedRow {
+  id: string;
+  account_id: string;
+  retention_data_days: number;
+  status: MessageStatus;
+  sent_at: Date | null;
+  delivered_at: Date | null;
+  bounce_classification: string | null;
+  num_attempts: number;
+  delivery_attempts: DeliveryAttemptRecord[];
+}
+
+/** Reads and locks the messages (those that exist) until the transaction ends. */
+export async function lockMessages(
+  manager: EntityManager,
+  messageIds: readonly string[],
+): Promise<BatchMessage[]> {
+  const rows = await manager.query<LockedRow[]>(LOCK_MESSAGES_SQL, [[...new Set(messageIds)]]);
+  return rows.map((row) => ({
+    id: row.id,
+    accountId: row.account_id,
+    retentionDataDays: row.retention_data_days,
+    state: {
+      status: row.status,
+      sentAt: row.sent_at,
+      deliveredAt: row.delivered_at,
+      bounceClassification: row.bounce_classification,
+      numAttempts: row.num_attempts,
+      deliveryAttempts: row.delivery_attempts,
+    },
+  }));
+}
+
+/**
+ * Claims the events; answers the ids not claimed before. Run after lockMessages: whoever else
+ * claims one of these events holds its message's lock, so its claim has committed (and is seen
+ * here) or rolled back by now.
+ */
+const CLAIM_EVENTS_SQL = `
+  INSERT INTO ${MESSAGES_SCHEMA}.processed_events (event_id, message_id, type)
+  SELECT * FROM unnest($1::varchar[], $2::uuid[], $3::varchar[])
+  ON CONFLICT (event_id) DO NOTHING
+  RETURNING event_id`;
+
+export async function claimEvents(
+  manager: EntityManager,
+  claims: readonly EventClaim[],
+): Promise<Set<string>> {
+  if (claims.length === 0) return new Set();
+  const rows = await manager.query<Array<{ event_id: string }>>(CLAIM_EVENTS_SQL, [
+    claims.map((claim) => claim.eventId),
+    claims.map((claim) => claim.messageId),
+    claims.map((claim) => claim.type),
+  ]);
+  return new Set(rows.map((row) => row.event_id));
+}
+
+/** Writes the delivery fields of every changed message; `updated_at` is the same for all. */
+const WRITE_STATES_SQL = `
+  UPDATE ${MESSAGES_SCHEMA}.messages AS m
+  SET status = u.status,
+      sent_at = u.sent_at,
+      delivered_at = u.delivered_at,
+      bounce_classification = u.bounce_classification,
+      num_attempts = u.num_attempts,
+      delivery_attempts = u.delivery_attempts,
+      updated_at = $8
+  FROM unnest($1::uuid[], $2::varchar[], $3::timestamptz[], $4::timestamptz[], $5::varchar[],
+              $6::integer[], $7::jsonb[])
+    AS u(id, status, sent_at, delivered_at, bounce_classification, num_attempts,
+         delivery_attempts)
+  WHERE m.id = u.id`;
+
+export async function writeStates(
+  manager: EntityManager,
+  states: ReadonlyArray<{ id: string; state: DeliveryState }>,
+  updatedAt: Date,
+): Promise<void> {
+  if (states.length === 0) return;
+  await manager.query(WRITE_STATES_SQL, [
+    states.map(({ id }) => id),
+    states.map(({ state }) => state.status),
+    states.map(({ state }) => state.sentAt?.toISOString() ?? null),
+    states.map(({ state }) => state.deliveredAt?.toISOString() ?? null),
+    states.map(({ state }) => state.bounceClassification),
+    states.map(({ state }) => state.numAttempts),
+    states.map(({ state }) => JSON.stringify(state.deliveryAttempts)),
+    updatedAt,
+  ]);
+}
