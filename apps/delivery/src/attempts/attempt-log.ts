@@ -4,7 +4,7 @@ import { enqueueOutbox, type OutboxEntry } from '@envoi/shared-outbox';
 import type { DataSource, EntityManager } from 'typeorm';
 
 import type { AttemptOutcome } from '../worker/outcomes';
-import { DeliveryAttemptEntity } from './delivery-attempt.entity';
+import type { AttemptState } from './delivery-attempt.entity';
 
 /** What recording an outcome writes besides the attempt row: the event, maybe the next job. */
 export interface OutcomeRecord {
@@ -21,6 +21,17 @@ export interface SettledRecipients {
   bounced: ReadonlySet<string>;
 }
 
+/** What a worker reads of an existing attempt before it decides. */
+export interface AttemptRow {
+  id: string;
+  messageId: string;
+  accountId: string;
+  attempt: number;
+  state: AttemptState;
+  leaseUntil: Date | null;
+  remoteHost: string;
+}
+
 /** A claim of an attempt: the row and the token its outcome must be recorded under. */
 export interface AttemptClaim {
   id: string;
@@ -28,19 +39,26 @@ export interface AttemptClaim {
 }
 
 /**
- * The attempts table's statements: each claim and outcome is one compare-and-set, so two workers
+ * The attempts table's statements, in plain SQL (each runs once or twice per message: no query
+ * builder in the hot path). Each claim and outcome is one compare-and-set, so two workers
  * holding the same job never both record (or both send, once a claim is held).
  */
 export class AttemptLog {
   constructor(private readonly dataSource: DataSource) {}
 
-  find(messageId: string, attempt: number): Promise<DeliveryAttemptEntity | null> {
-    return this.dataSource.manager.findOneBy(DeliveryAttemptEntity, { messageId, attempt });
+  async find(messageId: string, attempt: number): Promise<AttemptRow | null> {
+    const rows = await this.dataSource.query<AttemptRow[]>(
+      `SELECT id, message_id AS "messageId", account_id AS "accountId", attempt, state,
+              lease_until AS "leaseUntil", remote_host AS "remoteHost"
+         FROM delivery.attempts WHERE message_id = $1 AND attempt = $2`,
+      [messageId, attempt],
+    );
+    return rows[0] ?? null;
   }
 
   /** Recipients that accepted the message, or refused it for good, in earlier attempts. */
   async settledBefore(messageId: string, attempt: number): Promise<SettledRecipients> {
-    const rows = await this.dataSource.manager.query<
+    const rows = await this.dataSource.query<
       Array<{ delivered: string[] | null; bounced: string[] | null }>
     >(
       `SELECT ARRAY(SELECT unnest(delivered_to) FROM delivery.attempts
@@ -57,7 +75,7 @@ export class AttemptLog {
 
   /** When the message's first attempt started (null when none was recorded). */
   async firstAttemptStart(messageId: string): Promise<Date | null> {
-    const rows = await this.dataSource.manager.query<Array<{ started_at: Date | null }>>(
+    const rows = await this.dataSource.query<Array<{ started_at: Date | null }>>(
       'SELECT min(started_at) AS started_at FROM delivery.attempts WHERE message_id = $1',
       [messageId],
     );
@@ -74,45 +92,22 @@ export class AttemptLog {
   ): Promise<AttemptClaim | null> {
     const id = randomUUID();
     const token = randomUUID();
-    const result = await this.dataSource.manager
-      .createQueryBuilder()
-      .insert()
-      .into(DeliveryAttemptEntity)
-      .values({
-        id,
-        messageId,
-        accountId,
-        attempt,
-        state: 'in_progress',
-        claimToken: token,
-        leaseUntil,
-        startedAt,
-        finishedAt: null,
-        outcome: null,
-        status: null,
-        remoteHost: '',
-        reply: '',
-        bounceClassification: null,
-        tls: null,
-        sandbox: false,
-        nextAttemptAt: null,
-        deliveredTo: [],
-        bouncedTo: [],
-      })
-      .orIgnore()
-      .returning(['id'])
-      .updateEntity(false)
-      .execute();
-    return (result.raw as unknown[]).length === 1 ? { id, token } : null;
+    const rows = await this.dataSource.query<unknown[]>(
+      `INSERT INTO delivery.attempts
+         (id, message_id, account_id, attempt, state, claim_token, lease_until, started_at)
+       VALUES ($1, $2, $3, $4, 'in_progress', $5, $6, $7)
+       ON CONFLICT DO NOTHING RETURNING id`,
+      [id, messageId, accountId, attempt, token, leaseUntil, startedAt],
+    );
+    return rows.length === 1 ? { id, token } : null;
   }
 
   /** Gives a claim up before anything was sent, so that the job can run again at once. */
   async release(claim: AttemptClaim): Promise<void> {
-    await this.dataSource.manager.delete(DeliveryAttemptEntity, {
-      id: claim.id,
-      claimToken: claim.token,
-      state: 'in_progress',
-    });
+    await this.dataSource.query(
+      `DELETE FROM delivery.attempts WHERE id = $1 AND claim_token = $2 AND state = 'in_progress'`,
+      [claim.id, claim.token],
+    );
   }
 
   /**
@@ -120,43 +115,25 @@ export class AttemptLog {
    * transaction; false (nothing written) when the claim was lost to a takeover.
    */
   finish(claim: AttemptClaim, record: OutcomeRecord): Promise<boolean> {
-    return this.dataSource.transaction(async (manager) => {
-      const result = await manager
-        .createQueryBuilder()
-        .update(DeliveryAttemptEntity)
-        .set(finishedColumns(record))
-        .where('id = :id AND claim_token = :token AND state = :state', {
-          id: claim.id,
-          token: claim.token,
-          state: 'in_progress',
-        })
-        .execute();
-      if (result.affected !== 1) return false;
-      await enqueueOutbox(manager, record.entries);
-      return true;
-    });
+    return this.recordFinished(
+      record,
+      `id = $${FINISHED_PARAMETERS + 1} AND claim_token = $${FINISHED_PARAMETERS + 2}
+       AND state = 'in_progress'`,
+      [claim.id, claim.token],
+    );
   }
 
   /**
    * Ends an attempt whose worker vanished (its lease ran out) with the given outcome; false when
    * it is no longer abandoned (finished or taken over meanwhile).
    */
-  takeOver(row: DeliveryAttemptEntity, now: Date, record: OutcomeRecord): Promise<boolean> {
-    return this.dataSource.transaction(async (manager) => {
-      const result = await manager
-        .createQueryBuilder()
-        .update(DeliveryAttemptEntity)
-        .set(finishedColumns(record))
-        .where('id = :id AND state = :state AND lease_until < :now', {
-          id: row.id,
-          state: 'in_progress',
-          now,
-        })
-        .execute();
-      if (result.affected !== 1) return false;
-      await enqueueOutbox(manager, record.entries);
-      return true;
-    });
+  takeOver(row: AttemptRow, now: Date, record: OutcomeRecord): Promise<boolean> {
+    return this.recordFinished(
+      record,
+      `id = $${FINISHED_PARAMETERS + 1} AND state = 'in_progress'
+       AND lease_until < $${FINISHED_PARAMETERS + 2}`,
+      [row.id, now],
+    );
   }
 
   /**
@@ -171,46 +148,89 @@ export class AttemptLog {
     record: OutcomeRecord,
   ): Promise<boolean> {
     return this.dataSource.transaction(async (manager: EntityManager) => {
-      const result = await manager
-        .createQueryBuilder()
-        .insert()
-        .into(DeliveryAttemptEntity)
-        .values({
-          id: randomUUID(),
+      const rows = await manager.query<unknown[]>(
+        `INSERT INTO delivery.attempts (${FINISHED_COLUMNS.join(', ')},
+           id, message_id, account_id, attempt, started_at, sandbox)
+         VALUES (${placeholders(1, FINISHED_PARAMETERS + 6)})
+         ON CONFLICT DO NOTHING RETURNING id`,
+        [
+          ...finishedValues(record),
+          randomUUID(),
           messageId,
           accountId,
           attempt,
-          startedAt: record.finishedAt,
+          record.finishedAt,
           sandbox,
-          ...finishedColumns(record),
-        })
-        .orIgnore()
-        .returning(['id'])
-        .updateEntity(false)
-        .execute();
-      if ((result.raw as unknown[]).length !== 1) return false;
+        ],
+      );
+      if (rows.length !== 1) return false;
+      await enqueueOutbox(manager, record.entries);
+      return true;
+    });
+  }
+
+  /** UPDATE … SET the outcome WHERE `condition`, and its outbox rows, in one transaction. */
+  private recordFinished(
+    record: OutcomeRecord,
+    condition: string,
+    conditionValues: unknown[],
+  ): Promise<boolean> {
+    return this.dataSource.transaction(async (manager) => {
+      const assignments = FINISHED_COLUMNS.map((column, index) => `${column} = $${index + 1}`);
+      const rows = await manager.query<unknown[]>(
+        `WITH updated AS (
+           UPDATE delivery.attempts SET ${assignments.join(', ')} WHERE ${condition} RETURNING id
+         ) SELECT id FROM updated`,
+        [...finishedValues(record), ...conditionValues],
+      );
+      if (rows.length !== 1) return false;
       await enqueueOutbox(manager, record.entries);
       return true;
     });
   }
 }
 
-function finishedColumns(record: OutcomeRecord) {
-  return {
-    state: 'done' as const,
-    claimToken: null,
-    leaseUntil: null,
-    finishedAt: record.finishedAt,
-    outcome: record.outcome.kind,
-    status: record.outcome.status,
-    remoteHost: record.outcome.remoteHost.slice(0, 255),
-    reply: record.outcome.reply.slice(0, 2_000),
-    bounceClassification: record.outcome.bounceClassification ?? null,
-    tls: record.tls,
-    nextAttemptAt: record.nextAttemptAt,
-    deliveredTo: recipientsWith(record, 'delivered'),
-    bouncedTo: recipientsWith(record, 'bounced'),
-  };
+/** The columns recording an outcome sets, in the order of finishedValues. */
+const FINISHED_COLUMNS = [
+  'state',
+  'claim_token',
+  'lease_until',
+  'finished_at',
+  'outcome',
+  'status',
+  'remote_host',
+  'reply',
+  'bounce_classification',
+  'tls',
+  'next_attempt_at',
+  'delivered_to',
+  'bounced_to',
+] as const;
+const FINISHED_PARAMETERS = FINISHED_COLUMNS.length;
+
+function finishedValues(record: OutcomeRecord): unknown[] {
+  const values = [
+    'done',
+    null,
+    null,
+    record.finishedAt,
+    record.outcome.kind,
+    record.outcome.status,
+    record.outcome.remoteHost.slice(0, 255),
+    record.outcome.reply.slice(0, 2_000),
+    record.outcome.bounceClassification ?? null,
+    record.tls,
+    record.nextAttemptAt,
+    recipientsWith(record, 'delivered'),
+    recipientsWith(record, 'bounced'),
+  ];
+  if (values.length !== FINISHED_PARAMETERS) throw new Error('finished columns and values differ');
+  return values;
+}
+
+/** `$from, …, $to`. */
+function placeholders(from: number, to: number): string {
+  return Array.from({ length: to - from + 1 }, (_, index) => `$${from + index}`).join(', ');
 }
 
 function recipientsWith(record: OutcomeRecord, result: 'delivered' | 'bounced'): string[] {

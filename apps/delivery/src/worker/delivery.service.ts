@@ -20,10 +20,10 @@ import { DataSource } from 'typeorm';
 import {
   type AttemptClaim,
   AttemptLog,
+  type AttemptRow,
   type OutcomeRecord,
   type SettledRecipients,
 } from '../attempts/attempt-log';
-import type { DeliveryAttemptEntity } from '../attempts/delivery-attempt.entity';
 import { DeliveryConfig } from '../delivery.config';
 import { nextRetry, type RetryPolicy } from '../retry/retry-schedule';
 import { SenderDomainGoneError, SenderKeys } from '../senders/sender-keys.service';
@@ -308,7 +308,7 @@ export class DeliveryService {
    * transient failure and the next one follows the retry schedule, so the message is never
    * lost, at the price of a possible duplicate in that one window.
    */
-  private async takeOver(row: DeliveryAttemptEntity, target: AttemptTarget): Promise<Settlement> {
+  private async takeOver(row: AttemptRow, target: AttemptTarget): Promise<Settlement> {
     const now = new Date();
     const outcome = summarize(
       sameOutcome(target.pending, {
