@@ -39,6 +39,7 @@ import {
 } from './outcomes';
 import {
   giveUp,
+  printableOutcome,
   routeFailureOutcomes,
   sameOutcome,
   sendOutcomes,
@@ -389,6 +390,7 @@ export class DeliveryService {
         final = giveUp(outcome, decision.reason, settled.delivered.size > 0);
       }
     }
+    final = printableOutcome(final);
     const eventId = randomUUID();
     entries.unshift(
       outboxEntry(

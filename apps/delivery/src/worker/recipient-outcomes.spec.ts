@@ -1,7 +1,13 @@
 import type { RecipientOutcomeData } from '@envoi/contracts-delivery';
 
 import type { SendResult } from '../smtp/smtp-sender';
-import { giveUp, routeFailureOutcomes, sendOutcomes, summarize } from './recipient-outcomes';
+import {
+  giveUp,
+  printableOutcome,
+  routeFailureOutcomes,
+  sendOutcomes,
+  summarize,
+} from './recipient-outcomes';
 
 const userUnknown = { code: 550, enhanced: '5.1.1', text: 'No such user' };
 const greylisted = { code: 451, enhanced: '4.7.1', text: 'Try again later' };
@@ -155,6 +161,27 @@ describe('giveUp', () => {
       status: 'Failed',
       reply: '451 later; giving up: too old',
       failureReason: 'retries_exhausted',
+    });
+  });
+});
+
+describe('printableOutcome', () => {
+  it('turns control characters from the network into spaces, tabs kept', () => {
+    const outcome = summarize(
+      [
+        {
+          email: 'a@x.test',
+          result: 'delivered',
+          remote_host: 'mx\u0000.x',
+          reply: '250 ok\u0000\u0001\tid',
+        },
+      ],
+      { deliveredEarlier: false },
+    );
+    expect(printableOutcome(outcome)).toMatchObject({
+      remoteHost: 'mx .x',
+      reply: '250 ok \tid',
+      recipients: [{ remote_host: 'mx .x', reply: '250 ok \tid' }],
     });
   });
 });

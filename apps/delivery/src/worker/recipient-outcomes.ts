@@ -183,3 +183,30 @@ function describe(recipients: readonly RecipientOutcomeData[]): string {
   if (parts.length === 1) return parts[0]?.reply ?? '';
   return parts.map((group) => `${group.emails.join(', ')}: ${group.reply}`).join('; ');
 }
+
+/** Control characters other than tab: a server's reply may carry them, PostgreSQL text won't take NUL. */
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f]+/g;
+
+/** One line of printable text: each run of control characters becomes one space. */
+export function printable(text: string): string {
+  return text.replace(CONTROL, ' ');
+}
+
+/**
+ * The outcome with every text that came from the network (replies, host names) made printable,
+ * before it is stored and published: a reply with a NUL would otherwise fail the write, and
+ * the attempt would run again after its data went out.
+ */
+export function printableOutcome(outcome: AttemptOutcome): AttemptOutcome {
+  return {
+    ...outcome,
+    remoteHost: printable(outcome.remoteHost),
+    reply: printable(outcome.reply),
+    recipients: outcome.recipients.map((recipient) => ({
+      ...recipient,
+      remote_host: printable(recipient.remote_host),
+      reply: printable(recipient.reply),
+    })),
+  };
+}

@@ -16,8 +16,10 @@ export interface DeliveryOutcome {
   reported: ReportedOutcome;
 }
 
+/** One line: line breaks and other control characters (PostgreSQL text takes no NUL) as spaces. */
 function clip(text: string, max: number): string {
-  const line = text.replace(/[\r\n]+/g, ' ');
+  // eslint-disable-next-line no-control-regex
+  const line = text.replace(/[\u0000-\u0008\u000a-\u001f\u007f]+/g, ' ');
   return line.length <= max ? line : `${line.slice(0, max - 1)}…`;
 }
 

@@ -344,28 +344,50 @@ export function deliveryBatchSuite(getApp: () => MessagesTestApp): void {
           outcomeEvent(target, 'message.transient_error', {
             status: 'Deferred',
             time: minute(0),
-            // PostgreSQL cannot store a NUL character in the attempt log: no retry helps.
-            ...(target === poisoned ? { reply: '451 \u0000 try later' } : {}),
+            // Control characters are stored as spaces (PostgreSQL text takes no NUL).
+            ...(target === nth(targets, 2) ? { reply: '451 \u0000 try later' } : {}),
           }),
         );
         const malformed = { id: randomUUID(), type: 'message.transient_error' as const, data: {} };
         const healthy = targets.filter((target) => target !== poisoned);
-
-        const last = await publishAll([...events.slice(0, 3), malformed, ...events.slice(3)]);
-
-        await pollUntil(
-          () => rows(healthy),
-          (found) => found.every((row) => row.status === 'Deferred' && row.processed_events === 1),
-          { what: 'the ten healthy events applied' },
+        // The poisoned message cannot be updated at all: no retry helps its event.
+        await app.dataSource.query(
+          `CREATE FUNCTION messages.test_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+           BEGIN
+             IF NEW.id = '${poisoned.id}' THEN RAISE EXCEPTION 'poisoned for the test'; END IF;
+             RETURN NEW;
+           END $$`,
         );
-        const [stuck] = await rows([poisoned]);
-        expect(stuck).toMatchObject({ status: 'Received', processed_events: 0 });
+        await app.dataSource.query(
+          `CREATE TRIGGER test_poison BEFORE UPDATE ON messages.messages
+           FOR EACH ROW EXECUTE FUNCTION messages.test_poison()`,
+        );
+        try {
+          const last = await publishAll([...events.slice(0, 3), malformed, ...events.slice(3)]);
 
-        // Once its message is gone (metadata retention), the poison event is dropped as unknown.
-        await app.dataSource.query('DELETE FROM messages.messages WHERE id = $1', [poisoned.id]);
-        await handledAll(last);
-        for (const row of await rows(healthy)) {
-          expect(row).toMatchObject({ status: 'Deferred', num_attempts: 1, processed_events: 1 });
+          await pollUntil(
+            () => rows(healthy),
+            (found) =>
+              found.every((row) => row.status === 'Deferred' && row.processed_events === 1),
+            { what: 'the ten healthy events applied' },
+          );
+          const [stuck] = await rows([poisoned]);
+          expect(stuck).toMatchObject({ status: 'Received', processed_events: 0 });
+          const [withNul] = await app.dataSource.query<Array<{ log: string }>>(
+            `SELECT delivery_attempts->0->>'log' AS log FROM messages.messages WHERE id = $1`,
+            [nth(targets, 2).id],
+          );
+          expect(withNul?.log).toContain('451   try later');
+
+          // Once its message is gone (metadata retention), the poison event is dropped as unknown.
+          await app.dataSource.query('DELETE FROM messages.messages WHERE id = $1', [poisoned.id]);
+          await handledAll(last);
+          for (const row of await rows(healthy)) {
+            expect(row).toMatchObject({ status: 'Deferred', num_attempts: 1, processed_events: 1 });
+          }
+        } finally {
+          await app.dataSource.query('DROP TRIGGER IF EXISTS test_poison ON messages.messages');
+          await app.dataSource.query('DROP FUNCTION IF EXISTS messages.test_poison()');
         }
       });
     });
