@@ -46,9 +46,14 @@ import {
   type AuthorizedSender,
   SenderAuthorizations,
 } from '../senders/sender-authorizations.service';
-import { MessageEntity, type MessageKind } from './message.entity';
-import { MessageContentEntity } from './message-content.entity';
+import type { MessageKind } from './message.entity';
 import { messageIdHeader, uuidv7 } from './message-ids';
+import {
+  insertMessageContents,
+  insertMessages,
+  type MessageContentRow,
+  type MessageRow,
+} from './message-rows';
 import { MessagesException } from './messages.exception';
 import { checkSchedule, type EffectiveOptions, effectiveOptions } from './send-options';
 import { SuppressionChecks, suppressionKey } from './suppression-checks.service';
@@ -436,9 +441,9 @@ export class AcceptService {
   }
 
   /**
-   * Composes every message, then one transaction with one multi-row INSERT per table: messages,
-   * contents, and the outbox rows (reception events first, then the delivery jobs, due at the
-   * first attempt).
+   * Composes every message, then one transaction with one INSERT per table (each column one array
+   * parameter, expanded by PostgreSQL): messages, contents, and the outbox rows (reception events
+   * first, then the delivery jobs, due at the first attempt).
    */
   private async store(
     request: SendContext,
@@ -451,7 +456,7 @@ export class AcceptService {
     const raws = await composeWithinLimits(drafts);
     const { options, sender, now } = setting;
     const jobIds = drafts.map(() => randomUUID());
-    const messages = drafts.map((draft, index): Omit<MessageEntity, 'seq'> => ({
+    const messages = drafts.map((draft, index): MessageRow => ({
       id: draft.id,
       accountId: setting.accountId,
       domainId: sender.domainId,
@@ -486,7 +491,7 @@ export class AcceptService {
       clickCount: 0,
       bounceClassification: null,
     }));
-    const contents = drafts.map((draft, index): Omit<MessageContentEntity, 'message'> => {
+    const contents = drafts.map((draft, index): MessageContentRow => {
       const raw = raws[index] ?? Buffer.alloc(0);
       return {
         messageId: draft.id,
@@ -513,20 +518,8 @@ export class AcceptService {
       ),
     );
     await this.dataSource.transaction(async (manager) => {
-      await manager
-        .createQueryBuilder()
-        .insert()
-        .into(MessageEntity)
-        .values(messages)
-        .updateEntity(false)
-        .execute();
-      await manager
-        .createQueryBuilder()
-        .insert()
-        .into(MessageContentEntity)
-        .values(contents)
-        .updateEntity(false)
-        .execute();
+      await insertMessages(manager, messages);
+      await insertMessageContents(manager, contents);
       await enqueueOutbox(manager, [...receptions, ...jobs]);
     });
     this.outbox.notify();

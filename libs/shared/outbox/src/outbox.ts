@@ -1,6 +1,7 @@
 import type { StreamEvent, StreamEventOf, StreamSubject } from '@envoi/contracts-core';
 import type { EntityManager } from 'typeorm';
 
+import { outboxInsertStatement, outboxTable } from './outbox-insert';
 import { OutboxMessageEntity } from './outbox-message.entity';
 
 /** One row to publish: an event of the events stream or a job of a work queue. */
@@ -32,25 +33,8 @@ export async function enqueueOutbox(
   entries: readonly OutboxEntry[],
 ): Promise<void> {
   if (entries.length === 0) return;
-  await manager
-    .createQueryBuilder()
-    .insert()
-    .into(OutboxMessageEntity)
-    .values(
-      entries.map((entry) => ({
-        id: entry.id,
-        stream: entry.subject.stream,
-        subject: entry.subject.name,
-        payload: entry.payload as object,
-        ...(entry.availableAt ? { availableAt: entry.availableAt } : {}),
-        publishedAt: null,
-        cancelledAt: null,
-        failedAttempts: 0,
-        lastError: null,
-      })),
-    )
-    .updateEntity(false)
-    .execute();
+  const { sql, parameters } = outboxInsertStatement(outboxTable(manager), entries);
+  await manager.query(sql, parameters);
 }
 
 /**

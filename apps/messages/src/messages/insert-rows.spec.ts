@@ -1,0 +1,85 @@
+import { type Columns, insertRowsStatement, textArrayLiteral } from './insert-rows';
+
+interface Row {
+  id: string;
+  tags: string[] | null;
+  data: Buffer | null;
+  meta: unknown;
+  at: Date | null;
+}
+
+const COLUMNS: Columns<Row> = {
+  id: ['uuid', (row) => row.id],
+  tags: ['text[]', (row) => row.tags],
+  data: ['bytea', (row) => row.data],
+  meta: ['jsonb', (row) => row.meta],
+  at: ['timestamptz', (row) => row.at],
+};
+
+describe('textArrayLiteral', () => {
+  it('writes an empty array as {}', () => {
+    expect(textArrayLiteral([])).toBe('{}');
+  });
+
+  it('quotes every element, escaping only backslashes and double quotes', () => {
+    expect(textArrayLiteral(['a,b', 'say "hi"', '{x}', 'back\\slash', 'NULL', ' ', ''])).toBe(
+      '{"a,b","say \\"hi\\"","{x}","back\\\\slash","NULL"," ",""}',
+    );
+    expect(textArrayLiteral(['\\"', '}{,"\\'])).toBe('{"\\\\\\"","}{,\\"\\\\"}');
+  });
+
+  it('writes a null element as an unquoted NULL', () => {
+    expect(textArrayLiteral(['null', null])).toBe('{"null",NULL}');
+  });
+});
+
+describe('insertRowsStatement', () => {
+  const at = new Date('2030-01-02T03:04:05.678Z');
+  const rows: Row[] = [
+    { id: 'a', tags: ['x,y'], data: Buffer.from([0, 1]), meta: [{ n: 1 }], at },
+    { id: 'b', tags: [], data: null, meta: null, at: null },
+    { id: 'c', tags: null, data: Buffer.alloc(0), meta: 'text', at },
+  ];
+
+  it('sends one array per column (one parameter per row for bytea), rows in order', () => {
+    const { sql, parameters } = insertRowsStatement('s.t', COLUMNS, rows);
+
+    expect(sql).toBe(
+      'INSERT INTO s.t ("id", "tags", "data", "meta", "at") ' +
+        'SELECT c0, c1::text[], c2, c3, c4 ' +
+        'FROM unnest($1::uuid[], $2::text[], ARRAY[$3::bytea, $4::bytea, $5::bytea]::bytea[], ' +
+        '$6::jsonb[], $7::timestamptz[]) WITH ORDINALITY AS r(c0, c1, c2, c3, c4, n) ORDER BY n',
+    );
+    expect(parameters).toEqual([
+      ['a', 'b', 'c'],
+      ['{"x,y"}', '{}', null],
+      Buffer.from([0, 1]),
+      null,
+      Buffer.alloc(0),
+      ['[{"n":1}]', null, '"text"'],
+      [at, null, at],
+    ]);
+  });
+
+  it('sends as many parameters for 500 rows as for one, bytea aside', () => {
+    const row = (id: string): Row => ({ id, tags: ['t'], data: null, meta: {}, at });
+    const ids: Columns<Row> = { id: ['uuid', (r) => r.id], tags: ['text[]', (r) => r.tags] };
+    const one = insertRowsStatement('t', ids, [row('0')]);
+    const many = insertRowsStatement(
+      't',
+      ids,
+      Array.from({ length: 500 }, (_, index) => row(`${index}`)),
+    );
+
+    expect(many.sql).toBe(one.sql);
+    expect(many.parameters).toHaveLength(2);
+    expect(many.parameters[0]).toHaveLength(500);
+  });
+
+  it('writes no rows as empty arrays', () => {
+    const { sql, parameters } = insertRowsStatement('t', COLUMNS, []);
+
+    expect(sql).toContain('unnest($1::uuid[], $2::text[], ARRAY[]::bytea[], $3::jsonb[]');
+    expect(parameters).toEqual([[], [], [], []]);
+  });
+});

@@ -1,0 +1,124 @@
+import type { EntityManager } from 'typeorm';
+
+/**
+ * How one column's values travel in an unnest INSERT, where each column is one array parameter
+ * that PostgreSQL expands into rows:
+ * - a scalar type (`uuid`, `text`, …): the rows' values as a `type[]`;
+ * - `text[]`: each row's array written as an array literal, and the literals sent as a `text[]`
+ *   cast back row by row (unnest flattens a two-dimensional array, and the rows' arrays differ
+ *   in length anyway);
+ * - `jsonb`: each row's value as JSON text (null stays NULL);
+ * - `bytea`: each row's value as its own binary parameter, gathered with `ARRAY[…]`, so contents
+ *   are never hex-encoded.
+ */
+export type ColumnType =
+  | 'uuid'
+  | 'text'
+  | 'boolean'
+  | 'smallint'
+  | 'integer'
+  | 'timestamptz'
+  | 'jsonb'
+  | 'text[]'
+  | 'bytea';
+
+/** A column of the statement: its type and how a row's value is read. */
+export type ColumnSpec<Row> = readonly [type: ColumnType, value: (row: Row) => unknown];
+
+/** The table's columns by SQL name, in the statement's order. */
+export type Columns<Row> = Readonly<Record<string, ColumnSpec<Row>>>;
+
+export interface InsertStatement {
+  sql: string;
+  parameters: unknown[];
+}
+
+/** A string as a quoted element of a PostgreSQL array literal: safe for any text. */
+function quoteElement(value: string): string {
+  return `"${value.replace(/[\\"]/g, '\\$&')}"`;
+}
+
+/**
+ * A string array as a PostgreSQL array literal (`{"a","b"}`, `{}` when empty): every element
+ * quoted, so commas, quotes, braces, backslashes, spaces and the text NULL stay as they are.
+ */
+export function textArrayLiteral(values: readonly (string | null)[]): string {
+  return `{${values.map((value) => (value === null ? 'NULL' : quoteElement(value))).join(',')}}`;
+}
+
+function jsonText(value: unknown): string | null {
+  return value === null || value === undefined ? null : JSON.stringify(value);
+}
+
+function textArray(value: unknown): string | null {
+  return value === null || value === undefined ? null : textArrayLiteral(value as string[]);
+}
+
+/**
+ * `INSERT INTO table (…) SELECT … FROM unnest($1::t1[], $2::t2[], …)`: one parameter per column
+ * (one per row for bytea), whatever the number of rows. Rows keep their order (identity columns
+ * number them as given).
+ */
+export function insertRowsStatement<Row>(
+  table: string,
+  columns: Columns<Row>,
+  rows: readonly Row[],
+): InsertStatement {
+  const parameters: unknown[] = [];
+  const parameter = (value: unknown): string => {
+    parameters.push(value);
+    return `$${parameters.length}`;
+  };
+  const names: string[] = [];
+  const arrays: string[] = [];
+  const selected: string[] = [];
+  for (const [name, [type, read]] of Object.entries(columns)) {
+    const values = rows.map(read);
+    const alias = `c${names.length}`;
+    names.push(`"${name}"`);
+    switch (type) {
+      case 'bytea':
+        arrays.push(
+          `ARRAY[${values.map((value) => `${parameter(value)}::bytea`).join(', ')}]::bytea[]`,
+        );
+        selected.push(alias);
+        break;
+      case 'text[]':
+        arrays.push(`${parameter(values.map(textArray))}::text[]`);
+        selected.push(`${alias}::text[]`);
+        break;
+      case 'jsonb':
+        arrays.push(`${parameter(values.map(jsonText))}::jsonb[]`);
+        selected.push(alias);
+        break;
+      case 'uuid':
+      case 'text':
+      case 'boolean':
+      case 'smallint':
+      case 'integer':
+      case 'timestamptz':
+        arrays.push(`${parameter(values)}::${type}[]`);
+        selected.push(alias);
+        break;
+    }
+  }
+  const aliases = names.map((_, index) => `c${index}`);
+  const sql =
+    `INSERT INTO ${table} (${names.join(', ')}) ` +
+    `SELECT ${selected.join(', ')} ` +
+    `FROM unnest(${arrays.join(', ')}) WITH ORDINALITY AS r(${aliases.join(', ')}, n) ` +
+    'ORDER BY n';
+  return { sql, parameters };
+}
+
+/** Inserts the rows with one unnest statement (nothing when there are none). */
+export async function insertRows<Row>(
+  manager: EntityManager,
+  table: string,
+  columns: Columns<Row>,
+  rows: readonly Row[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  const { sql, parameters } = insertRowsStatement(table, columns, rows);
+  await manager.query(sql, parameters);
+}
