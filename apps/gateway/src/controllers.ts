@@ -1,3 +1,4 @@
+import { TrackingController } from './tracking/tracking.controller';
 import { V1EmailController } from './v1/email.controller';
 import { AccountsController } from './v2/accounts.controller';
 import { ApiKeysController } from './v2/api-keys.controller';
@@ -17,4 +18,5 @@ export const GATEWAY_CONTROLLERS = [
   SuppressionsController,
   MessagesController,
   V1EmailController,
+  TrackingController,
 ] as const;

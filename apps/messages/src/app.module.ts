@@ -20,6 +20,7 @@ import { messagesDataSourceOptions } from './database/data-source-options';
 import { DeliveryEventsModule } from './delivery-events/delivery-events.module';
 import { MessagesConfig, SERVICE_NAME } from './messages.config';
 import { MessagesModule } from './messages/messages.module';
+import { TrackingModule } from './tracking/tracking.module';
 
 /** Creates the buckets large bodies travel through, so neither side has to wait for the other. */
 @Injectable()
@@ -64,6 +65,7 @@ export class AppModule {
         }),
         MessagesModule,
         DeliveryEventsModule,
+        TrackingModule,
       ],
       providers: [{ provide: MessagesConfig, useValue: config }, TransferBuckets],
       exports: [MessagesConfig],

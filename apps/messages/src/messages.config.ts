@@ -1,6 +1,6 @@
 import { OutboxEventConsumerServiceEnv } from '@envoi/shared-config';
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import { IsInt, IsOptional, IsString, IsUrl, Max, Min, MinLength } from 'class-validator';
 
 export { MigrationEnv as MigrationConfig } from '@envoi/shared-config';
 
@@ -14,6 +14,24 @@ const DAY_MS = 86_400_000;
  * publishes the delivery jobs, so OUTBOX_RELAY_INTERVAL_MS is also how late a scheduled job may be.
  */
 export class MessagesConfig extends OutboxEventConsumerServiceEnv {
+  /**
+   * Where tracking pixels and tracked links point: the gateway's public base URL (the tracking
+   * routes `/t/o/…` and `/t/c/…` are served there), e.g. `https://mail.example.com`.
+   */
+  @IsUrl({ protocols: ['https', 'http'], require_tld: false, require_protocol: true })
+  TRACKING_BASE_URL!: string;
+
+  /** Signs tracking tokens (HMAC-SHA256); at least 32 characters. Changing it voids sent links. */
+  @IsString() @MinLength(32) TRACKING_SECRET!: string;
+
+  /** Open and click events published per message, each (counters go on counting past it). */
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(10_000)
+  TRACKING_EVENTS_PER_MESSAGE: number = 50;
+
   /** How long an account's tracking and retention defaults are reused without asking again. */
   @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(3_600_000) ACCOUNT_CACHE_TTL_MS: number =
     10_000;

@@ -116,6 +116,9 @@ export interface MessagesTestApp {
   close(): Promise<void>;
 }
 
+/** Where the messages under test point their tracking pixels and links. */
+export const TRACKING_TEST_BASE_URL = 'https://track.envoi.test';
+
 /**
  * Timings that keep tests short: the relay polls every 100 ms (so does scheduling); a delivery
  * event that failed comes back after 50 ms (then 100, 200, …).
@@ -125,6 +128,8 @@ const MESSAGES_TEST_ENV = {
   EVENTS_RETRY_MS: '50',
   RETENTION_PURGE_INTERVAL_MS: '3600000',
   ACCOUNT_CACHE_TTL_MS: '0',
+  TRACKING_BASE_URL: TRACKING_TEST_BASE_URL,
+  TRACKING_SECRET: 'tracking-secret-for-the-messages-integration-tests',
 };
 
 /**

@@ -55,6 +55,7 @@ const STATUS_BY_CODE: { readonly [Code in ServiceErrorCode]: number } = {
   [MessagesErrorCode.MessageNotFound]: 404,
   [MessagesErrorCode.MessageNotCancellable]: 400,
   [MessagesErrorCode.UploadUnavailable]: 503,
+  [MessagesErrorCode.TrackingNotFound]: 404,
 };
 
 /** The HTTP status of a service error code; unknown codes are internal errors. */

@@ -7,12 +7,14 @@ import type { DataSourceOptions } from 'typeorm';
 import { ProcessedEventEntity } from '../delivery-events/processed-event.entity';
 import { MessageEntity } from '../messages/message.entity';
 import { MessageContentEntity } from '../messages/message-content.entity';
+import { TrackedLinkEntity } from '../tracking/tracked-link.entity';
 
 export const MESSAGES_SCHEMA = 'messages';
 
 export const MESSAGES_ENTITIES = [
   MessageEntity,
   MessageContentEntity,
+  TrackedLinkEntity,
   ProcessedEventEntity,
   OutboxMessageEntity,
 ];

@@ -46,11 +46,14 @@ import {
   type AuthorizedSender,
   SenderAuthorizations,
 } from '../senders/sender-authorizations.service';
+import { HtmlTracker } from '../tracking/html-tracker.service';
+import type { TrackedLink } from '../tracking/html-tracking';
 import type { MessageKind } from './message.entity';
 import { messageIdHeader, uuidv7 } from './message-ids';
 import {
   insertMessageContents,
   insertMessages,
+  insertTrackedLinks,
   type MessageContentRow,
   type MessageRow,
 } from './message-rows';
@@ -85,6 +88,8 @@ interface Draft {
   envelope: string[];
   subject: string;
   compose: ComposeInput;
+  /** The links its HTML tracks clicks of (stored with it). */
+  trackedLinks: TrackedLink[];
 }
 
 function emailDomain(email: string): string {
@@ -251,6 +256,7 @@ export class AcceptService {
     private readonly accounts: AccountDefaultsService,
     private readonly suppressions: SuppressionChecks,
     private readonly outbox: OutboxRelayService,
+    private readonly tracker: HtmlTracker,
   ) {}
 
   /** One message per recipient, whose To holds that recipient only. */
@@ -417,6 +423,13 @@ export class AcceptService {
     const header = messageIdHeader(id, setting.sender.domain);
     const first = envelope[0];
     if (!first) throw new Error('a message needs a recipient');
+    const tracked =
+      content.html === undefined
+        ? undefined
+        : this.tracker.track(content.html, id, {
+            opens: setting.options.trackOpens,
+            clicks: setting.options.trackClicks,
+          });
     return {
       id,
       header,
@@ -432,11 +445,12 @@ export class AcceptService {
         ...(body.reply_to ? { replyTo: body.reply_to } : {}),
         subject: content.subject,
         ...(content.text !== undefined ? { text: content.text } : {}),
-        ...(content.html !== undefined ? { html: content.html } : {}),
+        ...(tracked ? { html: tracked.html } : {}),
         ...(content.amp !== undefined ? { amp: content.amp } : {}),
         attachments: body.attachments ?? [],
         headers,
       },
+      trackedLinks: tracked?.links ?? [],
     };
   }
 
@@ -520,6 +534,16 @@ export class AcceptService {
     await this.dataSource.transaction(async (manager) => {
       await insertMessages(manager, messages);
       await insertMessageContents(manager, contents);
+      await insertTrackedLinks(
+        manager,
+        drafts.flatMap((draft) =>
+          draft.trackedLinks.map((link) => ({
+            messageId: draft.id,
+            position: link.index,
+            url: link.url,
+          })),
+        ),
+      );
       await enqueueOutbox(manager, [...receptions, ...jobs]);
     });
     this.outbox.notify();

@@ -67,3 +67,24 @@ export function insertMessageContents(
 ): Promise<void> {
   return insertRows(manager, `${MESSAGES_SCHEMA}.message_contents`, CONTENT_COLUMNS, rows);
 }
+
+/** A link of a message tracked for clicks (messages.tracked_links). */
+export interface TrackedLinkRow {
+  messageId: string;
+  position: number;
+  url: string;
+}
+
+const TRACKED_LINK_COLUMNS: Columns<TrackedLinkRow> = {
+  message_id: ['uuid', (row) => row.messageId],
+  position: ['integer', (row) => row.position],
+  url: ['text', (row) => row.url],
+};
+
+/** One INSERT of every tracked link of the send (nothing when none). */
+export function insertTrackedLinks(
+  manager: EntityManager,
+  rows: readonly TrackedLinkRow[],
+): Promise<void> {
+  return insertRows(manager, `${MESSAGES_SCHEMA}.tracked_links`, TRACKED_LINK_COLUMNS, rows);
+}

@@ -3,6 +3,7 @@ import { Module } from '@nestjs/common';
 import { RetentionPurgeService } from '../retention/retention-purge.service';
 import { AccountDefaultsService } from '../senders/account-defaults.service';
 import { SenderAuthorizations } from '../senders/sender-authorizations.service';
+import { HtmlTracker } from '../tracking/html-tracker.service';
 import { AcceptService } from './accept.service';
 import { DeliveryViewService } from './delivery-view.service';
 import { MessagesController } from './messages.controller';
@@ -15,6 +16,7 @@ import { SuppressionChecks } from './suppression-checks.service';
     SenderAuthorizations,
     AccountDefaultsService,
     SuppressionChecks,
+    HtmlTracker,
     AcceptService,
     MessagesService,
     DeliveryViewService,

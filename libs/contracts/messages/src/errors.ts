@@ -14,4 +14,6 @@ export enum MessagesErrorCode {
   MessageNotCancellable = 'messages.message_not_cancellable',
   /** The uploaded request body the gateway referenced is missing or altered. */
   UploadUnavailable = 'messages.upload_unavailable',
+  /** A tracking token that is not Envoi's, was altered, or whose message or link is gone. */
+  TrackingNotFound = 'messages.tracking_not_found',
 }

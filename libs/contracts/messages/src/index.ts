@@ -4,4 +4,5 @@ export * from './limits';
 export * from './records';
 export * from './requests';
 export * from './subjects';
+export * from './tracking';
 export * from './v1';

@@ -15,6 +15,13 @@ import type {
   ListMessagesRequest,
   MessageRef,
 } from './requests';
+import type {
+  MessageClickedEvent,
+  MessageOpenedEvent,
+  TrackedClickResult,
+  TrackedOpenResult,
+  TrackingHitRequest,
+} from './tracking';
 
 export const MessagesSubjects = {
   /** Accepts a send: one message per recipient, committed with its delivery job (spec 2.1/2.2). */
@@ -35,6 +42,10 @@ export const MessagesSubjects = {
   deliveryView: requestSubject<DeliveryViewRequest, DeliveryView>(
     'messages.message.delivery-view.v1',
   ),
+  /** Public tracking (gateway): a pixel loaded; `messages.tracking_not_found` for a bad token. */
+  trackOpen: requestSubject<TrackingHitRequest, TrackedOpenResult>('messages.tracking.open.v1'),
+  /** Public tracking (gateway): a tracked link followed; where to redirect. */
+  trackClick: requestSubject<TrackingHitRequest, TrackedClickResult>('messages.tracking.click.v1'),
 } as const;
 
 /** The JetStream object store bucket large request bodies travel through (gateway → messages). */
@@ -49,6 +60,10 @@ export type MessageReceptionEvent = StreamEvent<'message.reception', MessageRece
 export const MessagesStreamSubjects = {
   /** A message was accepted and queued (or scheduled): always its first event. */
   reception: streamSubject<MessageReceptionEvent>('events.message.reception'),
+  /** A tracked message's pixel was loaded (at most TRACKING_EVENTS_PER_MESSAGE per message). */
+  opened: streamSubject<MessageOpenedEvent>('events.message.opened'),
+  /** A tracked link was followed (at most TRACKING_EVENTS_PER_MESSAGE per message). */
+  clicked: streamSubject<MessageClickedEvent>('events.message.clicked'),
   /** A message is due for delivery: on the DELIVERY work queue, at its first attempt time. */
   deliveryJobs: deliveryJobSubject<DeliveryJob>(),
 } as const;

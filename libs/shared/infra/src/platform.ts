@@ -67,6 +67,19 @@ function dkimEncryptionKey(options: PlatformOptions): string {
   return randomBytes(32).toString('hex');
 }
 
+/**
+ * The key that signs tracking links: given, or (for a throwaway platform) generated. A platform
+ * whose data outlives it must be given one, or the links in mail it sent stop working.
+ */
+function trackingSecret(options: PlatformOptions): string {
+  const given = options.serviceEnv?.['TRACKING_SECRET'] ?? options.env['TRACKING_SECRET'];
+  if (given) return given;
+  if (options.persistent) {
+    throw new Error('TRACKING_SECRET is required when the platform keeps its data');
+  }
+  return randomBytes(32).toString('base64url');
+}
+
 function logSink(options: PlatformOptions, name: string): LogSink {
   if (options.logTo === 'console') return { kind: 'console', prefix: `[${name}]` };
   return { kind: 'file', path: path.join(options.dataDir, 'logs', `${name}.log`) };
@@ -124,6 +137,12 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       ...options.env,
       ...options.serviceEnv,
       DKIM_ENCRYPTION_KEY: dkimEncryptionKey(options),
+      TRACKING_SECRET: trackingSecret(options),
+      // Tracking links point at this platform's gateway unless told otherwise.
+      TRACKING_BASE_URL:
+        options.serviceEnv?.['TRACKING_BASE_URL'] ??
+        options.env['TRACKING_BASE_URL'] ??
+        `https://localhost:${httpsPort}`,
       DATABASE_URL: databaseUrl,
       NATS_URL: natsUrl,
       TLS_CERT_FILE: certificate.certPath,

@@ -1,0 +1,50 @@
+import { Injectable } from '@nestjs/common';
+
+import { MessagesConfig } from '../messages.config';
+import { appendOpenPixel, rewriteLinks, type TrackedLink } from './html-tracking';
+import { trackingToken } from './tracking-token';
+
+/** What tracking asks of one message. */
+export interface TrackingChoice {
+  opens: boolean;
+  clicks: boolean;
+}
+
+/** A message's HTML as sent, and the links its click tokens point at. */
+export interface TrackedHtml {
+  html: string;
+  links: TrackedLink[];
+}
+
+/**
+ * Prepares a message's HTML for open and click tracking at accept time (platform notes 3.3):
+ * trackable links go through `<TRACKING_BASE_URL>/t/c/<token>`, and a 1×1 image
+ * `<TRACKING_BASE_URL>/t/o/<token>` goes before `</body>`. Tokens are HMAC-signed (message id,
+ * kind, link position); the URLs themselves stay in the database. Text and AMP parts are left
+ * alone; a message without HTML gets no tracking.
+ */
+@Injectable()
+export class HtmlTracker {
+  private readonly secret: Buffer;
+  private readonly baseUrl: string;
+
+  constructor(config: MessagesConfig) {
+    this.secret = Buffer.from(config.TRACKING_SECRET, 'utf8');
+    this.baseUrl = config.TRACKING_BASE_URL.replace(/\/+$/, '');
+  }
+
+  track(html: string, messageId: string, choice: TrackingChoice): TrackedHtml {
+    let tracked: TrackedHtml = { html, links: [] };
+    if (choice.clicks) {
+      tracked = rewriteLinks(
+        html,
+        (index) => `${this.baseUrl}/t/c/${trackingToken(this.secret, messageId, 'click', index)}`,
+      );
+    }
+    if (choice.opens) {
+      const pixel = `${this.baseUrl}/t/o/${trackingToken(this.secret, messageId, 'open', 0)}`;
+      tracked = { ...tracked, html: appendOpenPixel(tracked.html, pixel) };
+    }
+    return tracked;
+  }
+}

@@ -1,0 +1,11 @@
+import { Module } from '@nestjs/common';
+
+import { TrackingController } from './tracking.controller';
+import { TrackingHitsService } from './tracking-hits.service';
+
+/** Open and click tracking: the hits from the public routes, counted and published. */
+@Module({
+  controllers: [TrackingController],
+  providers: [TrackingHitsService],
+})
+export class TrackingModule {}
