@@ -62,6 +62,12 @@ export class GatewayConfig extends ServiceEnv {
   /** Per-account statistics limit (spec 8: 1 request per second, burst 1). */
   @IsOptional() @IsInt() @Min(1) RATE_LIMIT_STATISTICS_PER_SECOND: number = 1;
   @IsOptional() @IsInt() @Min(1) RATE_LIMIT_STATISTICS_BURST: number = 1;
+  /**
+   * Per client IP, in each replica, on the public tracking routes (`/t/…`): pixel and link floods
+   * get 429 rather than reaching the messages service.
+   */
+  @IsOptional() @IsInt() @Min(1) RATE_LIMIT_TRACKING_PER_SECOND: number = 20;
+  @IsOptional() @IsInt() @Min(1) RATE_LIMIT_TRACKING_BURST: number = 100;
   /** A shared-store answer slower than this counts as the store being unreachable. */
   @IsOptional() @IsInt() @Min(1) RATE_LIMIT_STORE_TIMEOUT_MS: number = 1_000;
   /** After the store fails, how long to use the fallback before trying the store again. */

@@ -139,4 +139,22 @@ describe('open and click tracking', () => {
     expect(html).not.toMatch(/\/t\/[oc]\//);
     expect(html).toContain('href="https://example.com/landing?a=1&amp;b=2"');
   });
+
+  // Last: it spends this client's tracking allowance (RATE_LIMIT_TRACKING_*: 20/s, burst 100).
+  it('rate limits a flood of tracking requests from one client', async () => {
+    const statuses: number[] = [];
+    for (let batch = 0; batch < 4; batch++) {
+      const responses = await Promise.all(
+        Array.from({ length: 60 }, () =>
+          request<{ message: string }>('GET', '/t/o/flood', { contract: 'skip' }),
+        ),
+      );
+      statuses.push(...responses.map((response) => response.status));
+      const limited = responses.find((response) => response.status === 429);
+      if (limited) expect(limited.headers['retry-after']).toMatch(/^[1-9][0-9]*$/);
+    }
+
+    expect(new Set(statuses)).toEqual(new Set([404, 429]));
+    expect(statuses.filter((status) => status === 429).length).toBeGreaterThan(0);
+  });
 });

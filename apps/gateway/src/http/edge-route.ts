@@ -19,6 +19,8 @@ export interface EdgeRouteConfig {
   public?: boolean;
   idempotency?: IdempotencyMode;
   rateLimit?: RateLimitClass;
+  /** A public route limited per client IP (in each replica), e.g. the tracking routes. */
+  perClientIpLimit?: boolean;
 }
 
 /** Merges into the route's Fastify config (Nest's own RouteConfig would overwrite earlier ones). */
@@ -37,6 +39,9 @@ export const Idempotent = (mode: IdempotencyMode = 'standard') => EdgeRoute({ id
 
 /** Counts against the statistics limit instead of the general one. */
 export const StatisticsRateLimit = () => EdgeRoute({ rateLimit: 'statistics' });
+
+/** A public route whose requests count per client IP (they carry no account). */
+export const PerClientIpRateLimit = () => EdgeRoute({ perClientIpLimit: true });
 
 export function edgeRouteConfig(request: FastifyRequest): EdgeRouteConfig {
   return (request.routeOptions.config ?? {}) as EdgeRouteConfig;

@@ -26,6 +26,8 @@ const ENV = {
   RATE_LIMIT_GENERAL_BURST: '3',
   RATE_LIMIT_STATISTICS_PER_SECOND: '1',
   RATE_LIMIT_STATISTICS_BURST: '1',
+  RATE_LIMIT_TRACKING_PER_SECOND: '1',
+  RATE_LIMIT_TRACKING_BURST: '2',
   RATE_LIMIT_STORE_TIMEOUT_MS: String(STORE_TIMEOUT_MS),
   RATE_LIMIT_STORE_RETRY_MS: String(STORE_RETRY_MS),
 };
@@ -48,10 +50,10 @@ function setup(take: Take, fallback: 'local' | 'open' = 'local') {
 const ALLOW: GcraDecision = { allowed: true, tatMs: 0, retryAfterMs: 0 };
 const DENY: GcraDecision = { allowed: false, tatMs: 0, retryAfterMs: 1_500 };
 
-function request(config: EdgeRouteConfig, accountId: string | null = ACCOUNT_ID) {
+function request(config: EdgeRouteConfig, accountId: string | null = ACCOUNT_ID, ip = '192.0.2.1') {
   const principal =
     accountId === null ? undefined : ({ account_id: accountId } as unknown as Principal);
-  return { principal, routeOptions: { config } } as unknown as FastifyRequest;
+  return { principal, ip, routeOptions: { config } } as unknown as FastifyRequest;
 }
 
 async function allowedOf(limiter: RateLimiter, count: number, accountId = ACCOUNT_ID) {
@@ -99,6 +101,24 @@ describe('RateLimiter.onRequest', () => {
   it('does not limit unauthenticated (public) requests', async () => {
     const { limiter, shared } = setup(() => Promise.resolve(DENY));
     await expect(limiter.onRequest(request({ public: true }, null))).resolves.toBeUndefined();
+    expect(shared.take).not.toHaveBeenCalled();
+  });
+
+  it('limits public routes that ask for it per client IP, in this replica', async () => {
+    const { limiter, shared } = setup(() => Promise.resolve(ALLOW));
+    const route = { public: true, perClientIpLimit: true };
+    const outcome = (ip: string) =>
+      limiter.onRequest(request(route, null, ip)).then(
+        () => 'allowed',
+        (error: unknown) => (error instanceof ApiError ? error.status : 'error'),
+      );
+
+    expect([
+      await outcome('192.0.2.1'),
+      await outcome('192.0.2.1'),
+      await outcome('192.0.2.1'),
+    ]).toEqual(['allowed', 'allowed', 429]);
+    expect(await outcome('192.0.2.2')).toBe('allowed');
     expect(shared.take).not.toHaveBeenCalled();
   });
 });

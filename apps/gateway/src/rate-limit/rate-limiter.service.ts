@@ -31,7 +31,10 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 @Injectable()
 export class RateLimiter {
   private readonly limits: Record<RateLimitClass, RateLimit>;
+  private readonly trackingLimit: RateLimit;
   private readonly local = new LocalRateLimiter();
+  /** Public routes' buckets, by client IP: never shared, never mixed with accounts'. */
+  private readonly perClientIp = new LocalRateLimiter();
   private storeUnavailableUntil = 0;
 
   constructor(
@@ -49,14 +52,24 @@ export class RateLimiter {
         burst: config.RATE_LIMIT_STATISTICS_BURST,
       },
     };
+    this.trackingLimit = {
+      perSecond: config.RATE_LIMIT_TRACKING_PER_SECOND,
+      burst: config.RATE_LIMIT_TRACKING_BURST,
+    };
   }
 
   /** Fastify onRequest hook, after authentication: 429 with Retry-After over the limit. */
   async onRequest(request: FastifyRequest): Promise<void> {
     const principal = request.principal;
-    if (principal === undefined) return; // public routes
-    const limitClass = edgeRouteConfig(request).rateLimit ?? 'general';
-    const decision = await this.decide(principal.account_id, limitClass);
+    const route = edgeRouteConfig(request);
+    let decision: GcraDecision;
+    if (principal === undefined) {
+      // Public routes: only those that ask for it are limited, by client IP.
+      if (!route.perClientIpLimit || this.config.RATE_LIMIT_MODE === 'off') return;
+      decision = this.perClientIp.take(request.ip, 'tracking', this.trackingLimit);
+    } else {
+      decision = await this.decide(principal.account_id, route.rateLimit ?? 'general');
+    }
     if (!decision.allowed) {
       throw new ApiError(429, RATE_LIMITED_MESSAGE, {
         'retry-after': String(retryAfterSeconds(decision.retryAfterMs)),

@@ -6,6 +6,7 @@ import type { FastifyRequest } from 'fastify';
 
 import { Public } from '../auth/scopes';
 import { ApiError } from '../errors/api-error';
+import { PerClientIpRateLimit } from '../http/edge-route';
 
 /** A transparent 1×1 GIF. */
 const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
@@ -27,7 +28,8 @@ function visitor(request: FastifyRequest): { user_agent: string; ip: string } {
 /**
  * The public open and click tracking routes (platform notes 3.3) that tracked mail points at:
  * no credentials, the token is the only input and the messages service checks its signature.
- * A click goes to the URL stored with the message, never to one taken from the request.
+ * A click goes to the URL stored with the message, never to one taken from the request. Each
+ * client IP is rate limited (RATE_LIMIT_TRACKING_*); the messages service also caps the events.
  */
 @Controller('t')
 export class TrackingController {
@@ -35,6 +37,7 @@ export class TrackingController {
 
   @Get('o/:token')
   @Public()
+  @PerClientIpRateLimit()
   @Header('Content-Type', 'image/gif')
   @Header('Cache-Control', 'no-store, private')
   async open(@Param('token') raw: string, @Req() request: FastifyRequest): Promise<Buffer> {
@@ -48,6 +51,7 @@ export class TrackingController {
 
   @Get('c/:token')
   @Public()
+  @PerClientIpRateLimit()
   @Header('Cache-Control', 'no-store, private')
   @Redirect()
   async click(
