@@ -5,10 +5,8 @@ import {
   DomainsStreamSubjects,
 } from '@envoi/contracts-domains';
 import {
-  type DurableConsumer,
-  exponentialBackoff,
+  DurableConsumerGroup,
   NATS_CONNECTION,
-  startDurableConsumer,
   UnprocessableMessageError,
 } from '@envoi/shared-nats';
 import {
@@ -27,7 +25,6 @@ import { DomainScopesService } from './domain-scopes.service';
 export const DOMAIN_DELETED_DURABLE = 'accounts-domain-deleted';
 
 /** Redeliveries of a failed event back off up to this long. */
-const MAX_RETRY_DELAY_MS = 60_000;
 
 /**
  * The data of a `domain.deleted` stream event, validated against its contract; an event that can
@@ -65,7 +62,7 @@ export function toDomainDeletion(event: unknown): DomainDeletedData {
 @Injectable()
 export class DomainEventsController implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(DomainEventsController.name);
-  private consumer: DurableConsumer | undefined;
+  private consumer: DurableConsumerGroup | undefined;
 
   constructor(
     @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
@@ -74,26 +71,23 @@ export class DomainEventsController implements OnApplicationBootstrap, OnModuleD
   ) {}
 
   onApplicationBootstrap(): void {
-    this.consumer = startDurableConsumer({
+    this.consumer = DurableConsumerGroup.start<unknown>({
       connection: this.connection,
-      subject: DomainsStreamSubjects.deleted,
-      durable: DOMAIN_DELETED_DURABLE,
+      durables: [[DOMAIN_DELETED_DURABLE, DomainsStreamSubjects.deleted]],
+      settings: this.config,
       handle: async (event) => {
         await this.domainScopes.removeDeletedDomain(toDomainDeletion(event));
       },
       logger: this.logger,
-      batch: this.config.EVENTS_BATCH,
-      ackWaitMs: this.config.EVENTS_ACK_WAIT_MS,
-      retryDelayMs: exponentialBackoff(this.config.EVENTS_RETRY_MS, MAX_RETRY_DELAY_MS),
     });
   }
 
   /** Resolves once the durable consumer exists (it waits for the stream to be created). */
   ready(): Promise<void> {
-    return this.consumer?.ready ?? Promise.resolve();
+    return this.consumer?.ready() ?? Promise.resolve();
   }
 
   async onModuleDestroy(): Promise<void> {
-    await this.consumer?.stop(Math.max(this.config.SHUTDOWN_GRACE_MS, 1_000));
+    await this.consumer?.stop();
   }
 }

@@ -1,11 +1,6 @@
 import type { StreamSubject } from '@envoi/contracts-core';
 import { DeliveryStreamSubjects } from '@envoi/contracts-delivery';
-import {
-  type DurableConsumer,
-  exponentialBackoff,
-  NATS_CONNECTION,
-  startDurableConsumer,
-} from '@envoi/shared-nats';
+import { DurableConsumerGroup, NATS_CONNECTION } from '@envoi/shared-nats';
 import {
   Inject,
   Injectable,
@@ -33,9 +28,6 @@ export const DELIVERY_EVENT_DURABLES: ReadonlyArray<[string, StreamSubject<unkno
   ['messages-message-suppressed', DeliveryStreamSubjects.suppressed],
 ];
 
-/** Redeliveries of a failed event back off up to this long. */
-const MAX_RETRY_DELAY_MS = 60_000;
-
 /**
  * Feeds the status machine from the delivery events of the EVENTS stream (the durable
  * counterpart of @EventPattern handlers): validates each event and applies it once, the events
@@ -46,7 +38,7 @@ const MAX_RETRY_DELAY_MS = 60_000;
 @Injectable()
 export class DeliveryEventsController implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(DeliveryEventsController.name);
-  private consumers: DurableConsumer[] = [];
+  private consumers: DurableConsumerGroup | undefined;
 
   constructor(
     @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
@@ -55,34 +47,28 @@ export class DeliveryEventsController implements OnApplicationBootstrap, OnModul
   ) {}
 
   onApplicationBootstrap(): void {
-    this.consumers = DELIVERY_EVENT_DURABLES.map(([durable, subject]) =>
-      startDurableConsumer<unknown>({
-        connection: this.connection,
-        subject,
-        durable,
-        handle: async (event) => {
-          await this.events.apply(toDeliveryOutcome(event));
-        },
-        // What arrived together, in one transaction. Should it fail (an unprocessable event, a
-        // database error one event causes), each event goes through `handle` on its own.
-        handleBatch: async (items) => {
-          await this.events.applyBatch(items.map(({ event }) => toDeliveryOutcome(event)));
-        },
-        logger: this.logger,
-        batch: this.config.EVENTS_BATCH,
-        ackWaitMs: this.config.EVENTS_ACK_WAIT_MS,
-        retryDelayMs: exponentialBackoff(this.config.EVENTS_RETRY_MS, MAX_RETRY_DELAY_MS),
-      }),
-    );
+    this.consumers = DurableConsumerGroup.start<unknown>({
+      connection: this.connection,
+      durables: DELIVERY_EVENT_DURABLES,
+      settings: this.config,
+      handle: async (event) => {
+        await this.events.apply(toDeliveryOutcome(event));
+      },
+      // What arrived together, in one transaction. Should it fail (an unprocessable event, a
+      // database error one event causes), each event goes through `handle` on its own.
+      handleBatch: async (items) => {
+        await this.events.applyBatch(items.map(({ event }) => toDeliveryOutcome(event)));
+      },
+      logger: this.logger,
+    });
   }
 
   /** Resolves once every durable consumer exists (each waits for the stream to be created). */
-  async ready(): Promise<void> {
-    await Promise.all(this.consumers.map((consumer) => consumer.ready));
+  ready(): Promise<void> {
+    return this.consumers?.ready() ?? Promise.resolve();
   }
 
   async onModuleDestroy(): Promise<void> {
-    const timeoutMs = Math.max(this.config.SHUTDOWN_GRACE_MS, 1_000);
-    await Promise.all(this.consumers.map((consumer) => consumer.stop(timeoutMs)));
+    await this.consumers?.stop();
   }
 }

@@ -1,11 +1,6 @@
 import type { StreamSubject } from '@envoi/contracts-core';
 import { DeliveryStreamSubjects } from '@envoi/contracts-delivery';
-import {
-  type DurableConsumer,
-  exponentialBackoff,
-  NATS_CONNECTION,
-  startDurableConsumer,
-} from '@envoi/shared-nats';
+import { DurableConsumerGroup, NATS_CONNECTION } from '@envoi/shared-nats';
 import {
   Inject,
   Injectable,
@@ -31,9 +26,6 @@ export const SUPPRESSING_EVENT_DURABLES: ReadonlyArray<[string, StreamSubject<un
   ['suppressions-message-transient-error', DeliveryStreamSubjects.transientError],
 ];
 
-/** Redeliveries of a failed event back off up to this long. */
-const MAX_RETRY_DELAY_MS = 60_000;
-
 /**
  * Handles the delivery events of the EVENTS stream that can carry a recipient's bounce or
  * failure: hard bounces and permanent failures suppress that recipient for the sending domain.
@@ -43,7 +35,7 @@ const MAX_RETRY_DELAY_MS = 60_000;
 @Injectable()
 export class DeliveryEventsController implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(DeliveryEventsController.name);
-  private consumers: DurableConsumer[] = [];
+  private consumers: DurableConsumerGroup | undefined;
 
   constructor(
     @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
@@ -52,29 +44,23 @@ export class DeliveryEventsController implements OnApplicationBootstrap, OnModul
   ) {}
 
   onApplicationBootstrap(): void {
-    this.consumers = SUPPRESSING_EVENT_DURABLES.map(([durable, subject]) =>
-      startDurableConsumer<unknown>({
-        connection: this.connection,
-        subject,
-        durable,
-        handle: async (event) => {
-          await this.automatic.handle(toSuppressionDecision(event));
-        },
-        logger: this.logger,
-        batch: this.config.EVENTS_BATCH,
-        ackWaitMs: this.config.EVENTS_ACK_WAIT_MS,
-        retryDelayMs: exponentialBackoff(this.config.EVENTS_RETRY_MS, MAX_RETRY_DELAY_MS),
-      }),
-    );
+    this.consumers = DurableConsumerGroup.start<unknown>({
+      connection: this.connection,
+      durables: SUPPRESSING_EVENT_DURABLES,
+      settings: this.config,
+      handle: async (event) => {
+        await this.automatic.handle(toSuppressionDecision(event));
+      },
+      logger: this.logger,
+    });
   }
 
   /** Resolves once every durable consumer exists (each waits for the stream to be created). */
-  async ready(): Promise<void> {
-    await Promise.all(this.consumers.map((consumer) => consumer.ready));
+  ready(): Promise<void> {
+    return this.consumers?.ready() ?? Promise.resolve();
   }
 
   async onModuleDestroy(): Promise<void> {
-    const timeoutMs = Math.max(this.config.SHUTDOWN_GRACE_MS, 1_000);
-    await Promise.all(this.consumers.map((consumer) => consumer.stop(timeoutMs)));
+    await this.consumers?.stop();
   }
 }

@@ -1,4 +1,5 @@
 export * from './broadcast';
+export * from './durable-consumer-group';
 export * from './jetstream-consumer';
 export * from './nats.module';
 export * from './nest-packet';
