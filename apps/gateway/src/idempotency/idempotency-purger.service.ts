@@ -1,3 +1,4 @@
+import { PeriodicRun, purgeInBatches } from '@envoi/shared-database';
 import type { Logger } from '@envoi/shared-observability';
 import {
   Inject,
@@ -20,36 +21,31 @@ const MAX_BATCHES_PER_RUN = 50;
  */
 @Injectable()
 export class IdempotencyPurger implements OnApplicationBootstrap, OnApplicationShutdown {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private readonly periodic: PeriodicRun;
 
   constructor(
     private readonly store: IdempotencyStore,
-    private readonly config: GatewayConfig,
+    config: GatewayConfig,
     @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
+  ) {
+    this.periodic = new PeriodicRun(() => this.purge(), config.IDEMPOTENCY_PURGE_INTERVAL_MS);
+  }
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => {
-      this.running ??= this.purge().finally(() => (this.running = undefined));
-    }, this.config.IDEMPOTENCY_PURGE_INTERVAL_MS);
-    this.timer.unref();
+    this.periodic.start();
   }
 
   async onApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
+    await this.periodic.stop();
   }
 
   /** One run: batches until nothing expired is left or the batch budget is spent. */
   async purge(): Promise<void> {
     try {
-      let total = 0;
-      for (let batch = 0; batch < MAX_BATCHES_PER_RUN; batch += 1) {
-        const deleted = await this.store.purgeExpired(PURGE_BATCH);
-        total += deleted;
-        if (deleted < PURGE_BATCH) break;
-      }
+      const total = await purgeInBatches(() => this.store.purgeExpired(PURGE_BATCH), {
+        batchSize: PURGE_BATCH,
+        maxBatches: MAX_BATCHES_PER_RUN,
+      });
       if (total > 0) this.logger.debug({ deleted: total }, 'expired idempotency records purged');
     } catch (error) {
       this.logger.warn({ err: error }, 'idempotency purge failed; retrying next interval');

@@ -1,3 +1,4 @@
+import { PeriodicRun, purgeInBatches } from '@envoi/shared-database';
 import {
   Injectable,
   Logger,
@@ -55,24 +56,32 @@ export interface PurgeCounts {
 @Injectable()
 export class RetentionPurgeService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(RetentionPurgeService.name);
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = true;
+  private readonly periodic: PeriodicRun;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly config: MessagesConfig,
-  ) {}
+  ) {
+    this.periodic = new PeriodicRun(
+      () =>
+        this.purge().then(
+          ({ contents, messages }) => {
+            if (contents + messages > 0) {
+              this.logger.log(`retention purged ${contents} contents and ${messages} messages`);
+            }
+          },
+          (error: unknown) => this.logger.warn(`retention purge failed: ${String(error)}`),
+        ),
+      config.RETENTION_PURGE_INTERVAL_MS,
+    );
+  }
 
   onApplicationBootstrap(): void {
-    this.stopped = false;
-    this.schedule();
+    this.periodic.start();
   }
 
   async onModuleDestroy(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+    await this.periodic.stop();
   }
 
   /** One bounded run: contents first, then metadata; returns how many of each. */
@@ -83,34 +92,18 @@ export class RetentionPurgeService implements OnApplicationBootstrap, OnModuleDe
     };
   }
 
-  private async purgeWith(sql: string): Promise<number> {
+  private purgeWith(sql: string): Promise<number> {
     const batchSize = this.config.RETENTION_PURGE_BATCH;
-    let total = 0;
-    for (let batch = 0; batch < this.config.RETENTION_PURGE_MAX_BATCHES; batch++) {
-      const rows = await this.dataSource.query<Array<{ purged: number }>>(sql, [batchSize]);
-      const purged = rows[0]?.purged ?? 0;
-      total += purged;
-      if (purged < batchSize || this.stopped) break;
-    }
-    return total;
-  }
-
-  private schedule(): void {
-    this.timer = setTimeout(() => {
-      this.running = this.purge()
-        .then(
-          ({ contents, messages }) => {
-            if (contents + messages > 0) {
-              this.logger.log(`retention purged ${contents} contents and ${messages} messages`);
-            }
-          },
-          (error: unknown) => this.logger.warn(`retention purge failed: ${String(error)}`),
-        )
-        .finally(() => {
-          this.running = undefined;
-          if (!this.stopped) this.schedule();
-        });
-    }, this.config.RETENTION_PURGE_INTERVAL_MS);
-    this.timer.unref();
+    return purgeInBatches(
+      async () => {
+        const rows = await this.dataSource.query<Array<{ purged: number }>>(sql, [batchSize]);
+        return rows[0]?.purged ?? 0;
+      },
+      {
+        batchSize,
+        maxBatches: this.config.RETENTION_PURGE_MAX_BATCHES,
+        stopped: () => this.periodic.stopped,
+      },
+    );
   }
 }

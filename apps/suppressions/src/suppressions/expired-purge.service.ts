@@ -1,3 +1,4 @@
+import { PeriodicRun, purgeInBatches } from '@envoi/shared-database';
 import {
   Injectable,
   Logger,
@@ -53,24 +54,32 @@ const PURGE_PROCESSED_EVENTS_SQL = `
 @Injectable()
 export class ExpiredPurgeService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(ExpiredPurgeService.name);
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = true;
+  private readonly periodic: PeriodicRun;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly config: SuppressionsConfig,
-  ) {}
+  ) {
+    this.periodic = new PeriodicRun(
+      () =>
+        this.purgeExpired()
+          .then(async (purged) => {
+            if (purged > 0) this.logger.log(`purged ${purged} expired suppressions`);
+            await this.purgeProcessedEvents();
+          })
+          .catch((error: unknown) =>
+            this.logger.warn(`purging expired suppressions failed: ${String(error)}`),
+          ),
+      config.SUPPRESSION_PURGE_INTERVAL_MS,
+    );
+  }
 
   onApplicationBootstrap(): void {
-    this.stopped = false;
-    this.schedule();
+    this.periodic.start();
   }
 
   async onModuleDestroy(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+    await this.periodic.stop();
   }
 
   /** Deletes expired suppressions in at most MAX_PURGE_BATCHES_PER_RUN batches; returns how many. */
@@ -86,33 +95,17 @@ export class ExpiredPurgeService implements OnApplicationBootstrap, OnModuleDest
     ]);
   }
 
-  private async purgeWith(sql: string, parameters: [number, ...number[]]): Promise<number> {
-    const batchSize = parameters[0];
-    let total = 0;
-    for (let batch = 0; batch < MAX_PURGE_BATCHES_PER_RUN && !this.stopped; batch++) {
-      const rows = await this.dataSource.query<Array<{ purged: number }>>(sql, parameters);
-      const purged = rows[0]?.purged ?? 0;
-      total += purged;
-      if (purged < batchSize) break;
-    }
-    return total;
-  }
-
-  private schedule(): void {
-    this.timer = setTimeout(() => {
-      this.running = this.purgeExpired()
-        .then(async (purged) => {
-          if (purged > 0) this.logger.log(`purged ${purged} expired suppressions`);
-          await this.purgeProcessedEvents();
-        })
-        .catch((error: unknown) =>
-          this.logger.warn(`purging expired suppressions failed: ${String(error)}`),
-        )
-        .finally(() => {
-          this.running = undefined;
-          if (!this.stopped) this.schedule();
-        });
-    }, this.config.SUPPRESSION_PURGE_INTERVAL_MS);
-    this.timer.unref();
+  private purgeWith(sql: string, parameters: [number, ...number[]]): Promise<number> {
+    return purgeInBatches(
+      async () => {
+        const rows = await this.dataSource.query<Array<{ purged: number }>>(sql, parameters);
+        return rows[0]?.purged ?? 0;
+      },
+      {
+        batchSize: parameters[0],
+        maxBatches: MAX_PURGE_BATCHES_PER_RUN,
+        stopped: () => this.periodic.stopped,
+      },
+    );
   }
 }
