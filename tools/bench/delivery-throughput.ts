@@ -1,8 +1,7 @@
 import 'reflect-metadata';
 
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 import {
@@ -14,7 +13,6 @@ import {
 } from '@envoi/shared-infra';
 import { READY_SIGNAL } from '@envoi/shared-observability';
 
-import { repositoryRoot } from '../runtime/runtime-files';
 import {
   BARE_RESULT,
   BARE_RUN,
@@ -25,11 +23,11 @@ import { createVerifiedDomain, DnsTestServer } from './bench-domain';
 import {
   type BenchAccount,
   createBenchAccount,
-  makeDataDir,
   platformGateway,
   startBenchPlatform,
-  Stoppers,
+  type Stoppers,
 } from './bench-platform';
+import { runBenchmark } from './bench-run';
 import { DeliveryDatabase, type DeliveryState, type MessageTimeline } from './delivery-database';
 import {
   type Arrival,
@@ -109,16 +107,6 @@ const integer = (value: number) =>
   Number.isFinite(value) ? Math.round(value).toLocaleString('en-US').replace(/,/g, ' ') : '–';
 const fixed = (value: number, digits: number) =>
   Number.isFinite(value) ? value.toFixed(digits) : '–';
-
-function machine() {
-  const cpus = os.cpus();
-  return {
-    cpus: cpus.length,
-    cpuModel: cpus[0]?.model ?? 'unknown',
-    node: process.version,
-    loadAverage1m: Number(os.loadavg()[0]?.toFixed(2)),
-  };
-}
 
 /** Nearest-rank percentile of unsorted values (NaN when empty). */
 function percentile(values: readonly number[], quantile: number): number {
@@ -921,176 +909,121 @@ function printReport(envoi: EnvoiFigures[], bare: BareFigures[]): Record<EnvoiMo
 
 // ---------------------------------------------------------------------------------------------
 
-async function main(): Promise<number> {
-  const started = Date.now();
-  const log = (line: string) =>
-    console.log(`[bench +${((Date.now() - started) / 1000).toFixed(1)} s] ${line}`);
-  const root = repositoryRoot();
-  const controller = new AbortController();
-  const signal = controller.signal;
-  const onSignal = (received: NodeJS.Signals) => {
-    if (signal.aborted) return;
-    log(`${received}: stopping`);
-    controller.abort(new Error(`interrupted by ${received}`));
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-
-  const machineBefore = machine();
-  log(
-    `${machineBefore.cpus} × ${machineBefore.cpuModel}, Node ${machineBefore.node}, load average ${machineBefore.loadAverage1m}`,
-  );
-  const stoppers = new Stoppers();
-  const dataDir = makeDataDir();
+runBenchmark('delivery-throughput', async ({ root, dataDir, stoppers, signal, log, keepData }) => {
   // BENCH_PROFILE_DELIVERY=1: the restarted delivery process writes a V8 tick log
-  // (`node --prof-process <dataDir>/profiles/delivery-2.v8.log`).
+  // (`node --prof-process <dataDir>/profiles/delivery-2.v8.log`), kept with the data.
   const profileDir =
     process.env['BENCH_PROFILE_DELIVERY'] === undefined ? null : path.join(dataDir, 'profiles');
-  let keepData = process.env['BENCH_KEEP_DATA'] !== undefined || profileDir !== null;
-  try {
-    const runId = randomUUID().slice(0, 8);
-    const recipientDomain = `inbox-${runId}.example.net`;
-    const mxHost = `mx.${recipientDomain}`;
+  if (profileDir !== null) keepData();
+  const runId = randomUUID().slice(0, 8);
+  const recipientDomain = `inbox-${runId}.example.net`;
+  const mxHost = `mx.${recipientDomain}`;
 
-    const sinkPort = await findFreePort();
-    const sink = await SmtpSink.start('127.0.0.1', sinkPort);
-    stoppers.add('smtp sink', () => sink.stop());
-    const router = new ReceiptRouter(sink);
-    const dns = await DnsTestServer.start();
-    stoppers.add('dns server', () => dns.stop());
-    dns.set(recipientDomain, [{ type: 'MX', exchange: mxHost, priority: 10 }]);
-    dns.set(mxHost, [{ type: 'A', address: '127.0.0.1' }]);
+  const sinkPort = await findFreePort();
+  const sink = await SmtpSink.start('127.0.0.1', sinkPort);
+  stoppers.add('smtp sink', () => sink.stop());
+  const router = new ReceiptRouter(sink);
+  const dns = await DnsTestServer.start();
+  stoppers.add('dns server', () => dns.stop());
+  dns.set(recipientDomain, [{ type: 'MX', exchange: mxHost, priority: 10 }]);
+  dns.set(mxHost, [{ type: 'A', address: '127.0.0.1' }]);
 
-    log(
-      `starting a throwaway platform in ${dataDir} (DNS on ${dns.address}, MX of ${recipientDomain}: the sink on 127.0.0.1:${sinkPort})`,
-    );
-    const platform = await startBenchPlatform(root, dataDir, log, {
-      DNS_SERVERS: dns.address,
-      DNS_TIMEOUT_MS: '1000',
-      SMTP_OUTBOUND_PORT: String(sinkPort),
-      RETRY_SCHEDULE_MS: SETTINGS.retryScheduleMs,
-    });
-    stoppers.add('platform', () => platform.stop());
-    signal.throwIfAborted();
-    const bareSender = await BareSender.start(root, dataDir, stoppers);
-    const database = await DeliveryDatabase.connect(platform.databaseUrl);
-    stoppers.add('database client', () => database.close());
+  log(
+    `starting a throwaway platform in ${dataDir} (DNS on ${dns.address}, MX of ${recipientDomain}: the sink on 127.0.0.1:${sinkPort})`,
+  );
+  const platform = await startBenchPlatform(root, dataDir, log, {
+    DNS_SERVERS: dns.address,
+    DNS_TIMEOUT_MS: '1000',
+    SMTP_OUTBOUND_PORT: String(sinkPort),
+    RETRY_SCHEDULE_MS: SETTINGS.retryScheduleMs,
+  });
+  stoppers.add('platform', () => platform.stop());
+  signal.throwIfAborted();
+  const bareSender = await BareSender.start(root, dataDir, stoppers);
+  const database = await DeliveryDatabase.connect(platform.databaseUrl);
+  stoppers.add('database client', () => database.close());
 
-    const ca = readFileSync(platform.certificate.certPath, 'utf8');
-    const gateway = { baseUrl: platformGateway(platform, dataDir).baseUrl, ca };
-    const account = await createBenchAccount(platform);
-    const sendingDomain = `s${runId}.example.test`;
-    await createVerifiedDomain(gateway, account, dns, sendingDomain, signal);
-    log(`account ${account.accountId}, sending domain ${sendingDomain} verified`);
+  const ca = readFileSync(platform.certificate.certPath, 'utf8');
+  const gateway = { baseUrl: platformGateway(platform, dataDir).baseUrl, ca };
+  const account = await createBenchAccount(platform);
+  const sendingDomain = `s${runId}.example.test`;
+  await createVerifiedDomain(gateway, account, dns, sendingDomain, signal);
+  log(`account ${account.accountId}, sending domain ${sendingDomain} verified`);
 
-    const cpu = new ProcessCpu('bench (sink, DNS, API client)');
-    for (const service of platform.services) cpu.label(service.child.pid, service.name);
-    cpu.label(bareSender.pid, 'bare sender');
-    const context: Context = { runId, signal, log, sinkPort, router, recipientDomain };
-    const target: EnvoiTarget = {
-      gateway,
-      account,
-      sendingDomain,
-      database,
+  const cpu = new ProcessCpu('bench (sink, DNS, API client)');
+  for (const service of platform.services) cpu.label(service.child.pid, service.name);
+  cpu.label(bareSender.pid, 'bare sender');
+  const context: Context = { runId, signal, log, sinkPort, router, recipientDomain };
+  const target: EnvoiTarget = {
+    gateway,
+    account,
+    sendingDomain,
+    database,
+    cpu,
+    dns,
+    delivery: new DeliveryControl(
+      platform,
+      platform.serviceEnv,
+      root,
+      dataDir,
+      stoppers,
       cpu,
-      dns,
-      delivery: new DeliveryControl(
-        platform,
-        platform.serviceEnv,
-        root,
-        dataDir,
-        stoppers,
-        cpu,
-        profileDir,
-      ),
-    };
+      profileDir,
+    ),
+  };
 
-    log(`Envoi warm-up: ${SETTINGS.envoiWarmupMessages} messages`);
-    const template = await warmUpEnvoi(context, gateway, account, sendingDomain, database);
-    log(
-      `bare block, round 1 (${SETTINGS.bareWarmupMessages} warm-up + ${integer(SETTINGS.messages)} messages per case)`,
-    );
-    const rounds = new Map<BareCaseKey, BareRound[]>();
-    const bareRound = async (round: number) => {
-      for (const bareCase of BARE_CASES) {
-        const figures = await runBare(
-          context,
-          bareSender,
-          bareCase,
-          round,
-          template,
-          sendingDomain,
-        );
-        rounds.set(bareCase.key, [...(rounds.get(bareCase.key) ?? []), figures]);
-      }
-    };
-    await bareRound(1);
-
-    const envoi: EnvoiFigures[] = [];
-    const problems: string[] = [];
-    for (const mode of ['live', 'backlog'] as const) {
-      log(
-        `Envoi ${mode}: ${integer(SETTINGS.messages)} messages in requests of ${SETTINGS.recipientsPerRequest} recipients, ${SETTINGS.requestsInFlight} in flight`,
-      );
-      const run = await runEnvoi(context, target, mode);
-      log(`Envoi ${mode}: ${integer(run.figures.deliveredPerSecond)} msg/s into the sink`);
-      envoi.push(run.figures);
-      problems.push(...run.problems);
+  log(`Envoi warm-up: ${SETTINGS.envoiWarmupMessages} messages`);
+  const template = await warmUpEnvoi(context, gateway, account, sendingDomain, database);
+  log(
+    `bare block, round 1 (${SETTINGS.bareWarmupMessages} warm-up + ${integer(SETTINGS.messages)} messages per case)`,
+  );
+  const rounds = new Map<BareCaseKey, BareRound[]>();
+  const bareRound = async (round: number) => {
+    for (const bareCase of BARE_CASES) {
+      const figures = await runBare(context, bareSender, bareCase, round, template, sendingDomain);
+      rounds.set(bareCase.key, [...(rounds.get(bareCase.key) ?? []), figures]);
     }
+  };
+  await bareRound(1);
 
-    log('bare block, round 2');
-    await bareRound(2);
-
-    const bare = BARE_CASES.map((bareCase) => bareSummary(bareCase.key, rounds)).filter(
-      (figures): figures is BareFigures => figures !== undefined,
+  const envoi: EnvoiFigures[] = [];
+  const problems: string[] = [];
+  for (const mode of ['live', 'backlog'] as const) {
+    log(
+      `Envoi ${mode}: ${integer(SETTINGS.messages)} messages in requests of ${SETTINGS.recipientsPerRequest} recipients, ${SETTINGS.requestsInFlight} in flight`,
     );
-    const ratios = printReport(envoi, bare);
-    problems.push(
-      ...bare.flatMap((figures) =>
-        figures.rounds
-          .filter((round) => round.duplicates > 0)
-          .map((round) => `${figures.name}, round ${round.round}: ${round.duplicates} duplicates`),
-      ),
-      ...(router.unclaimed > 0
-        ? [`${router.unclaimed} unexpected messages at the sink (first: ${router.firstUnclaimed})`]
-        : []),
-    );
+    const run = await runEnvoi(context, target, mode);
+    log(`Envoi ${mode}: ${integer(run.figures.deliveredPerSecond)} msg/s into the sink`);
+    envoi.push(run.figures);
+    problems.push(...run.problems);
+  }
 
-    const outputFile = path.join(root, '.data', 'bench', 'delivery-throughput.json');
-    mkdirSync(path.dirname(outputFile), { recursive: true });
-    const report = {
-      benchmark: 'delivery-throughput',
-      finishedAt: new Date().toISOString(),
-      machine: { ...machineBefore, loadAverage1mAfter: machine().loadAverage1m },
+  log('bare block, round 2');
+  await bareRound(2);
+
+  const bare = BARE_CASES.map((bareCase) => bareSummary(bareCase.key, rounds)).filter(
+    (figures): figures is BareFigures => figures !== undefined,
+  );
+  const ratios = printReport(envoi, bare);
+  problems.push(
+    ...bare.flatMap((figures) =>
+      figures.rounds
+        .filter((round) => round.duplicates > 0)
+        .map((round) => `${figures.name}, round ${round.round}: ${round.duplicates} duplicates`),
+    ),
+    ...(router.unclaimed > 0
+      ? [`${router.unclaimed} unexpected messages at the sink (first: ${router.firstUnclaimed})`]
+      : []),
+  );
+
+  return {
+    report: {
       settings: SETTINGS,
       envoiToBareWithDkim: ratios,
       envoi,
       bare,
       problems,
-    };
-    writeFileSync(outputFile, `${JSON.stringify(report, null, 2)}\n`);
-    console.log(`\nFigures written to ${outputFile}`);
-    if (problems.length > 0) {
-      keepData = true;
-      for (const problem of problems) log(`PROBLEM: ${problem}`);
-      return 1;
-    }
-    return 0;
-  } catch (error) {
-    if (!signal.aborted) keepData = true;
-    throw error;
-  } finally {
-    log('stopping everything this benchmark started');
-    await stoppers.stopAll(log);
-    if (keepData) log(`data and logs kept in ${dataDir}`);
-    else rmSync(dataDir, { recursive: true, force: true });
-  }
-}
-
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    console.error(`[bench] failed: ${error instanceof Error ? error.message : String(error)}`);
-    process.exit(1);
-  },
-);
+    },
+    problems,
+  };
+});

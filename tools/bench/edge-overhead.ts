@@ -1,21 +1,17 @@
 import 'reflect-metadata';
 
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
 
-import { repositoryRoot } from '../runtime/runtime-files';
 import {
   countInLog,
   createBenchAccount,
-  makeDataDir,
   platformGateway,
   startBareServer,
   startBenchPlatform,
   startGatewayReplica,
-  Stoppers,
 } from './bench-platform';
+import { runBenchmark } from './bench-run';
 import {
   type CaseDefinition,
   type CaseId,
@@ -181,16 +177,6 @@ function loggedProblems(logFile: string): Record<string, number> {
   return counts;
 }
 
-function machine() {
-  const cpus = os.cpus();
-  return {
-    cpus: cpus.length,
-    cpuModel: cpus[0]?.model ?? 'unknown',
-    node: process.version,
-    loadAverage1m: Number(os.loadavg()[0]?.toFixed(2)),
-  };
-}
-
 /**
  * Preflight and warm-up of every case, then interleaved rounds: each case's loaded and serial
  * runs alternate with every other case's.
@@ -292,108 +278,61 @@ function printReport(
   }
 }
 
-async function main(): Promise<number> {
-  const started = Date.now();
-  const log = (line: string) =>
-    console.log(`[bench +${((Date.now() - started) / 1000).toFixed(1)} s] ${line}`);
-  const root = repositoryRoot();
-  const controller = new AbortController();
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (controller.signal.aborted) return;
-    log(`${signal}: stopping`);
-    controller.abort(new Error(`interrupted by ${signal}`));
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+runBenchmark('edge-overhead', async ({ root, dataDir, stoppers, signal, log }) => {
+  log(`starting a throwaway platform in ${dataDir}`);
+  const platform = await startBenchPlatform(root, dataDir, log);
+  stoppers.add('platform', () => platform.stop());
+  signal.throwIfAborted();
 
-  const machineBefore = machine();
+  log('starting gateway replicas (rate limit off, local) and the bare Fastify server');
+  const [off, local, bare] = await Promise.all([
+    startGatewayReplica(
+      root,
+      platform,
+      dataDir,
+      'gateway-off',
+      { RATE_LIMIT_MODE: 'off' },
+      stoppers,
+    ),
+    startGatewayReplica(
+      root,
+      platform,
+      dataDir,
+      'gateway-local',
+      { RATE_LIMIT_MODE: 'local' },
+      stoppers,
+    ),
+    startBareServer(root, platform, dataDir, stoppers),
+  ]);
+  const servers: Servers = { bare, off, local, shared: platformGateway(platform, dataDir) };
+  const allServers = [servers.bare, servers.off, servers.local, servers.shared];
+  signal.throwIfAborted();
+
+  const account = await createBenchAccount(platform);
+  const ca = readFileSync(platform.certificate.certPath, 'utf8');
+  const definitions = defineCases(servers, account, ca, randomUUID().slice(0, 8));
   log(
-    `${machineBefore.cpus} × ${machineBefore.cpuModel}, Node ${machineBefore.node}, load average ${machineBefore.loadAverage1m}`,
+    `${definitions.length} cases: ${SETTINGS.warmupSeconds} s warm-up each, then ${SETTINGS.loadedRounds} interleaved rounds of ${SETTINGS.loadedSecondsPerRound} s at ${SETTINGS.connections} connections and ${SETTINGS.serialRounds} of ${SETTINGS.serialSecondsPerRound} s at 1 connection`,
   );
-  const stoppers = new Stoppers();
-  const dataDir = makeDataDir();
-  let keepData = process.env['BENCH_KEEP_DATA'] !== undefined;
-  try {
-    log(`starting a throwaway platform in ${dataDir}`);
-    const platform = await startBenchPlatform(root, dataDir, log);
-    stoppers.add('platform', () => platform.stop());
-    controller.signal.throwIfAborted();
+  const logFileOf = (definition: CaseDefinition) =>
+    allServers.find((server) => server.name === definition.target.name)?.logFile ?? '';
+  const results = await measureAll(definitions, logFileOf, signal, log);
 
-    log('starting gateway replicas (rate limit off, local) and the bare Fastify server');
-    const [off, local, bare] = await Promise.all([
-      startGatewayReplica(
-        root,
-        platform,
-        dataDir,
-        'gateway-off',
-        { RATE_LIMIT_MODE: 'off' },
-        stoppers,
-      ),
-      startGatewayReplica(
-        root,
-        platform,
-        dataDir,
-        'gateway-local',
-        { RATE_LIMIT_MODE: 'local' },
-        stoppers,
-      ),
-      startBareServer(root, platform, dataDir, stoppers),
-    ]);
-    const servers: Servers = { bare, off, local, shared: platformGateway(platform, dataDir) };
-    const allServers = [servers.bare, servers.off, servers.local, servers.shared];
-    controller.signal.throwIfAborted();
+  const comparisons = COMPARISONS.map((comparison) => compare(results, comparison));
+  const problems: Record<string, Record<string, number>> = {};
+  for (const server of allServers) problems[server.name] = loggedProblems(server.logFile);
+  printReport(results, comparisons, problems);
 
-    const account = await createBenchAccount(platform);
-    const ca = readFileSync(platform.certificate.certPath, 'utf8');
-    const definitions = defineCases(servers, account, ca, randomUUID().slice(0, 8));
-    log(
-      `${definitions.length} cases: ${SETTINGS.warmupSeconds} s warm-up each, then ${SETTINGS.loadedRounds} interleaved rounds of ${SETTINGS.loadedSecondsPerRound} s at ${SETTINGS.connections} connections and ${SETTINGS.serialRounds} of ${SETTINGS.serialSecondsPerRound} s at 1 connection`,
-    );
-    const logFileOf = (definition: CaseDefinition) =>
-      allServers.find((server) => server.name === definition.target.name)?.logFile ?? '';
-    const results = await measureAll(definitions, logFileOf, controller.signal, log);
-
-    const comparisons = COMPARISONS.map((comparison) => compare(results, comparison));
-    const problems: Record<string, Record<string, number>> = {};
-    for (const server of allServers) problems[server.name] = loggedProblems(server.logFile);
-    printReport(results, comparisons, problems);
-
-    const outputFile = path.join(root, '.data', 'bench', 'edge-overhead.json');
-    mkdirSync(path.dirname(outputFile), { recursive: true });
-    const report = {
-      benchmark: 'edge-overhead',
-      finishedAt: new Date().toISOString(),
-      machine: { ...machineBefore, loadAverage1mAfter: machine().loadAverage1m },
+  // The report's problems are what the servers logged; the run fails on failed responses.
+  const invalid = [...results.values()].filter((result) => result.problems.length > 0);
+  return {
+    report: {
       settings: SETTINGS,
       cases: [...results.values()],
       comparisons,
       loggedProblems: problems,
-    };
-    writeFileSync(outputFile, `${JSON.stringify(report, null, 2)}\n`);
-    console.log(`\nFigures written to ${outputFile}`);
-
-    const invalid = [...results.values()].filter((result) => result.problems.length > 0);
-    if (invalid.length > 0) {
-      keepData = true;
-      log(`${invalid.length} case(s) had failed responses; see the logs`);
-      return 1;
-    }
-    return 0;
-  } catch (error) {
-    if (!controller.signal.aborted) keepData = true;
-    throw error;
-  } finally {
-    log('stopping everything this benchmark started');
-    await stoppers.stopAll(log);
-    if (keepData) log(`data and logs kept in ${dataDir}`);
-    else rmSync(dataDir, { recursive: true, force: true });
-  }
-}
-
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    console.error(`[bench] failed: ${error instanceof Error ? error.message : String(error)}`);
-    process.exit(1);
-  },
-);
+    },
+    problems:
+      invalid.length > 0 ? [`${invalid.length} case(s) had failed responses; see the logs`] : [],
+  };
+});

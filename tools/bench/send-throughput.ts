@@ -1,23 +1,20 @@
 import 'reflect-metadata';
 
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 
 import { DELIVERY_STREAM } from '@envoi/contracts-core';
 import { connectNats } from '@envoi/shared-nats';
 
-import { repositoryRoot } from '../runtime/runtime-files';
 import { createVerifiedDomain, DnsTestServer } from './bench-domain';
 import {
   createBenchAccount,
-  makeDataDir,
   platformGateway,
   startBareAccept,
   startBenchPlatform,
-  Stoppers,
 } from './bench-platform';
+import { runBenchmark } from './bench-run';
 import { type LoadSample, median, preflight, runLoad, summariseLatencies } from './load';
 import { cpuBetween, OTHER_PROCESSES, ProcessCpu } from './process-cpu';
 import {
@@ -273,16 +270,6 @@ function figureLines(result: CaseResult): string[] {
   });
 }
 
-function machine() {
-  const cpus = os.cpus();
-  return {
-    cpus: cpus.length,
-    cpuModel: cpus[0]?.model ?? 'unknown',
-    node: process.version,
-    loadAverage1m: Number(os.loadavg()[0]?.toFixed(2)),
-  };
-}
-
 const WARMUP_MAX_STEPS = 4;
 
 /** Requests of one run at `connections`, from the case's last measured rate. */
@@ -530,146 +517,95 @@ async function deliveryQueueDepth(natsUrl: string): Promise<number | null> {
   }
 }
 
-async function main(): Promise<number> {
-  const started = Date.now();
-  const log = (line: string) =>
-    console.log(`[bench +${((Date.now() - started) / 1000).toFixed(1)} s] ${line}`);
-  const root = repositoryRoot();
-  const controller = new AbortController();
-  const signal = controller.signal;
-  const onSignal = (received: NodeJS.Signals) => {
-    if (signal.aborted) return;
-    log(`${received}: stopping`);
-    controller.abort(new Error(`interrupted by ${received}`));
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+runBenchmark('send-throughput', async ({ root, dataDir, stoppers, signal, log }) => {
+  const dns = await DnsTestServer.start();
+  stoppers.add('dns server', () => dns.stop());
+  log(`starting a throwaway platform in ${dataDir} (DNS on ${dns.address})`);
+  const platform = await startBenchPlatform(root, dataDir, log, {
+    DNS_SERVERS: dns.address,
+    DNS_TIMEOUT_MS: '1000',
+    OUTBOX_RELAY_INTERVAL_MS: String(SETTINGS.relayIntervalMs),
+  });
+  stoppers.add('platform', () => platform.stop());
+  signal.throwIfAborted();
+  // This benchmark measures accepting. A running delivery service would attempt every
+  // message at once (the recipients' domains do not resolve here, so each would bounce and be
+  // suppressed) and share the machine with the accept path; its loop has a baseline of its own.
+  const delivery = platform.services.find((service) => service.name === 'delivery');
+  if (delivery) {
+    log('stopping the delivery service: delivery jobs stay in the DELIVERY work queue');
+    // It has nothing in flight; it is killed if it has not exited after this.
+    const stopping = Date.now();
+    await delivery.stop(DELIVERY_STOP_TIMEOUT_MS);
+    const how = delivery.child.signalCode === 'SIGKILL' ? 'killed' : 'exited';
+    log(`delivery service ${how} after ${((Date.now() - stopping) / 1000).toFixed(1)} s`);
+  }
 
-  const machineBefore = machine();
-  log(
-    `${machineBefore.cpus} × ${machineBefore.cpuModel}, Node ${machineBefore.node}, load average ${machineBefore.loadAverage1m}`,
+  log('starting the bare accept block (Fastify HTTPS → NATS → INSERT responder)');
+  const bare = await startBareAccept(root, platform, dataDir, stoppers);
+  const database = await SendDatabase.connect(platform.databaseUrl);
+  stoppers.add('database client', () => database.close());
+  signal.throwIfAborted();
+
+  const runId = randomUUID().slice(0, 8);
+  const ca = readFileSync(platform.certificate.certPath, 'utf8');
+  const envoiGateway = platformGateway(platform, dataDir);
+  const account = await createBenchAccount(platform);
+  const domain = await createVerifiedDomain(
+    { baseUrl: envoiGateway.baseUrl, ca },
+    account,
+    dns,
+    `b${runId}.example.test`,
+    signal,
   );
-  const stoppers = new Stoppers();
-  const dataDir = makeDataDir();
-  let keepData = process.env['BENCH_KEEP_DATA'] !== undefined;
-  try {
-    const dns = await DnsTestServer.start();
-    stoppers.add('dns server', () => dns.stop());
-    log(`starting a throwaway platform in ${dataDir} (DNS on ${dns.address})`);
-    const platform = await startBenchPlatform(root, dataDir, log, {
-      DNS_SERVERS: dns.address,
-      DNS_TIMEOUT_MS: '1000',
-      OUTBOX_RELAY_INTERVAL_MS: String(SETTINGS.relayIntervalMs),
-    });
-    stoppers.add('platform', () => platform.stop());
-    signal.throwIfAborted();
-    // This benchmark measures accepting. A running delivery service would attempt every
-    // message at once (the recipients' domains do not resolve here, so each would bounce and be
-    // suppressed) and share the machine with the accept path; its loop has a baseline of its own.
-    const delivery = platform.services.find((service) => service.name === 'delivery');
-    if (delivery) {
-      log('stopping the delivery service: delivery jobs stay in the DELIVERY work queue');
-      // It has nothing in flight; it is killed if it has not exited after this.
-      const stopping = Date.now();
-      await delivery.stop(DELIVERY_STOP_TIMEOUT_MS);
-      const how = delivery.child.signalCode === 'SIGKILL' ? 'killed' : 'exited';
-      log(`delivery service ${how} after ${((Date.now() - stopping) / 1000).toFixed(1)} s`);
-    }
+  log(`account ${account.accountId}, sending domain ${domain.domain} verified`);
 
-    log('starting the bare accept block (Fastify HTTPS → NATS → INSERT responder)');
-    const bare = await startBareAccept(root, platform, dataDir, stoppers);
-    const database = await SendDatabase.connect(platform.databaseUrl);
-    stoppers.add('database client', () => database.close());
-    signal.throwIfAborted();
+  const answered: AnsweredIds = { envoi: new Set(), bare: new Set() };
+  const cases = defineSendCases(
+    { envoi: envoiGateway, bare: bare.server },
+    account,
+    domain.domain,
+    ca,
+    runId,
+    answered,
+  );
+  const cpu = new ProcessCpu('bench (autocannon)');
+  for (const service of platform.services) cpu.label(service.child.pid, service.name);
+  cpu.label(bare.server.pid, 'bare-http');
+  cpu.label(bare.responder.pid, 'bare-responder');
+  log(
+    `${cases.length} cases (${contentBytes()} B of text + HTML per message): ~${SETTINGS.warmupSeconds} s warm-up each, then ${SETTINGS.rounds} interleaved rounds of ~${SETTINGS.secondsPerRun} s (≥ ${SETTINGS.minRequestsPerConnection} requests per connection) at ${SETTINGS.connectionLevels.join(' and ')} connections`,
+  );
+  const measured = await measureAll(cases, database, cpu, signal, log);
+  const finalRelay = await database.waitForRelay(SETTINGS.finalRelayWaitMs, signal);
+  const all = results(cases, measured);
+  const envoiStored = await database.envoiStorage(account.accountId, answered.envoi);
+  const bareStored = await database.bareStorage(answered.bare);
+  const deliveryJobs = await deliveryQueueDepth(platform.natsUrl);
+  printReport(all, envoiStored, bareStored, finalRelay);
+  console.log(
+    `  DELIVERY work queue: ${deliveryJobs === null ? 'unavailable' : integer(deliveryJobs)} jobs published for ${integer(envoiStored.rows)} messages`,
+  );
 
-    const runId = randomUUID().slice(0, 8);
-    const ca = readFileSync(platform.certificate.certPath, 'utf8');
-    const envoiGateway = platformGateway(platform, dataDir);
-    const account = await createBenchAccount(platform);
-    const domain = await createVerifiedDomain(
-      { baseUrl: envoiGateway.baseUrl, ca },
-      account,
-      dns,
-      `b${runId}.example.test`,
-      signal,
-    );
-    log(`account ${account.accountId}, sending domain ${domain.domain} verified`);
-
-    const answered: AnsweredIds = { envoi: new Set(), bare: new Set() };
-    const cases = defineSendCases(
-      { envoi: envoiGateway, bare: bare.server },
-      account,
-      domain.domain,
-      ca,
-      runId,
-      answered,
-    );
-    const cpu = new ProcessCpu('bench (autocannon)');
-    for (const service of platform.services) cpu.label(service.child.pid, service.name);
-    cpu.label(bare.server.pid, 'bare-http');
-    cpu.label(bare.responder.pid, 'bare-responder');
-    log(
-      `${cases.length} cases (${contentBytes()} B of text + HTML per message): ~${SETTINGS.warmupSeconds} s warm-up each, then ${SETTINGS.rounds} interleaved rounds of ~${SETTINGS.secondsPerRun} s (≥ ${SETTINGS.minRequestsPerConnection} requests per connection) at ${SETTINGS.connectionLevels.join(' and ')} connections`,
-    );
-    const measured = await measureAll(cases, database, cpu, signal, log);
-    const finalRelay = await database.waitForRelay(SETTINGS.finalRelayWaitMs, signal);
-    const all = results(cases, measured);
-    const envoiStored = await database.envoiStorage(account.accountId, answered.envoi);
-    const bareStored = await database.bareStorage(answered.bare);
-    const deliveryJobs = await deliveryQueueDepth(platform.natsUrl);
-    printReport(all, envoiStored, bareStored, finalRelay);
-    console.log(
-      `  DELIVERY work queue: ${deliveryJobs === null ? 'unavailable' : integer(deliveryJobs)} jobs published for ${integer(envoiStored.rows)} messages`,
-    );
-
-    const problems = [
-      ...[...all.values()].flatMap((result) =>
-        result.problems.map((problem) => `${result.system} ${result.name}: ${problem}`),
-      ),
-      ...storageProblems(envoiStored, bareStored),
-      ...(finalRelay.left > 0
-        ? [
-            `${finalRelay.left} outbox rows unpublished ${SETTINGS.finalRelayWaitMs} ms after the run`,
-          ]
-        : []),
-      ...(deliveryJobs === envoiStored.rows
-        ? []
-        : [`${deliveryJobs ?? '?'} delivery jobs in the stream for ${envoiStored.rows} messages`]),
-    ];
-    const outputFile = path.join(root, '.data', 'bench', 'send-throughput.json');
-    mkdirSync(path.dirname(outputFile), { recursive: true });
-    const report = {
-      benchmark: 'send-throughput',
-      finishedAt: new Date().toISOString(),
-      machine: { ...machineBefore, loadAverage1mAfter: machine().loadAverage1m },
+  const problems = [
+    ...[...all.values()].flatMap((result) =>
+      result.problems.map((problem) => `${result.system} ${result.name}: ${problem}`),
+    ),
+    ...storageProblems(envoiStored, bareStored),
+    ...(finalRelay.left > 0
+      ? [`${finalRelay.left} outbox rows unpublished ${SETTINGS.finalRelayWaitMs} ms after the run`]
+      : []),
+    ...(deliveryJobs === envoiStored.rows
+      ? []
+      : [`${deliveryJobs ?? '?'} delivery jobs in the stream for ${envoiStored.rows} messages`]),
+  ];
+  return {
+    report: {
       settings: { ...SETTINGS, contentBytes: contentBytes() },
       cases: [...all.values()],
       storage: { envoi: envoiStored, bare: bareStored, finalRelay, deliveryJobs },
       problems,
-    };
-    writeFileSync(outputFile, `${JSON.stringify(report, null, 2)}\n`);
-    console.log(`\nFigures written to ${outputFile}`);
-    if (problems.length > 0) {
-      keepData = true;
-      for (const problem of problems) log(`PROBLEM: ${problem}`);
-      return 1;
-    }
-    return 0;
-  } catch (error) {
-    if (!signal.aborted) keepData = true;
-    throw error;
-  } finally {
-    log('stopping everything this benchmark started');
-    await stoppers.stopAll(log);
-    if (keepData) log(`data and logs kept in ${dataDir}`);
-    else rmSync(dataDir, { recursive: true, force: true });
-  }
-}
-
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    console.error(`[bench] failed: ${error instanceof Error ? error.message : String(error)}`);
-    process.exit(1);
-  },
-);
+    },
+    problems,
+  };
+});
