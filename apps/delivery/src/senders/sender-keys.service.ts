@@ -3,7 +3,7 @@ import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { CodedError, normalizeDomainName } from '@envoi/contracts-core';
 import { DomainsErrorCode, DomainsSubjects } from '@envoi/contracts-domains';
 import { TtlCache } from '@envoi/shared-cache';
-import { NATS_CONNECTION, RpcClient, subscribeBroadcast } from '@envoi/shared-nats';
+import { NATS_CONNECTION, onDomainChanges, RpcClient } from '@envoi/shared-nats';
 import {
   Inject,
   Injectable,
@@ -53,14 +53,11 @@ export class SenderKeys implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   onModuleInit(): void {
-    const onError = (error: unknown) =>
-      this.logger.warn(`domain change broadcast: ${String(error)}`);
-    const drop = (event: { account_id: string; domain: string }) =>
-      this.cache.invalidate(cacheKey(event.account_id, event.domain));
-    this.subscriptions = [
-      subscribeBroadcast(this.connection, DomainsSubjects.domainChanged, drop, onError),
-      subscribeBroadcast(this.connection, DomainsSubjects.domainDeleted, drop, onError),
-    ];
+    this.subscriptions = onDomainChanges(
+      this.connection,
+      (accountId, domain) => this.cache.invalidate(cacheKey(accountId, domain)),
+      (error) => this.logger.warn(`domain change broadcast: ${String(error)}`),
+    );
   }
 
   onModuleDestroy(): void {

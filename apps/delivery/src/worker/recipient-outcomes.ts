@@ -1,3 +1,4 @@
+import { printable } from '@envoi/contracts-core';
 import type { FailureReason, RecipientOutcomeData } from '@envoi/contracts-delivery';
 
 import type { Route } from '../smtp/mx-resolver';
@@ -182,15 +183,6 @@ function describe(recipients: readonly RecipientOutcomeData[]): string {
   const parts = [...groups.values()];
   if (parts.length === 1) return parts[0]?.reply ?? '';
   return parts.map((group) => `${group.emails.join(', ')}: ${group.reply}`).join('; ');
-}
-
-/** Control characters other than tab: a server's reply may carry them, PostgreSQL text won't take NUL. */
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f]+/g;
-
-/** One line of printable text: each run of control characters becomes one space. */
-export function printable(text: string): string {
-  return text.replace(CONTROL, ' ');
 }
 
 /**

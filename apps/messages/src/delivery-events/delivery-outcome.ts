@@ -1,3 +1,4 @@
+import { printable } from '@envoi/contracts-core';
 import { decodeDeliveryOutcomeEvent, type DeliveryOutcomeEvent } from '@envoi/contracts-delivery';
 import { UnprocessableMessageError } from '@envoi/shared-nats';
 
@@ -16,10 +17,9 @@ export interface DeliveryOutcome {
   reported: ReportedOutcome;
 }
 
-/** One line: line breaks and other control characters (PostgreSQL text takes no NUL) as spaces. */
+/** One printable line (PostgreSQL text takes no NUL), at most `max` characters. */
 function clip(text: string, max: number): string {
-  // eslint-disable-next-line no-control-regex
-  const line = text.replace(/[\u0000-\u0008\u000a-\u001f\u007f]+/g, ' ');
+  const line = printable(text);
   return line.length <= max ? line : `${line.slice(0, max - 1)}…`;
 }
 

@@ -1,7 +1,7 @@
 import { CodedError, normalizeDomainName } from '@envoi/contracts-core';
 import { DomainsErrorCode, DomainsSubjects } from '@envoi/contracts-domains';
 import { TtlCache } from '@envoi/shared-cache';
-import { NATS_CONNECTION, RpcClient, subscribeBroadcast } from '@envoi/shared-nats';
+import { NATS_CONNECTION, onDomainChanges, RpcClient } from '@envoi/shared-nats';
 import {
   Inject,
   Injectable,
@@ -46,14 +46,11 @@ export class SenderAuthorizations implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   onModuleInit(): void {
-    const onError = (error: unknown) =>
-      this.logger.warn(`domain change broadcast: ${String(error)}`);
-    const drop = (event: { account_id: string; domain: string }) =>
-      this.cache.invalidate(cacheKey(event.account_id, event.domain));
-    this.subscriptions = [
-      subscribeBroadcast(this.connection, DomainsSubjects.domainChanged, drop, onError),
-      subscribeBroadcast(this.connection, DomainsSubjects.domainDeleted, drop, onError),
-    ];
+    this.subscriptions = onDomainChanges(
+      this.connection,
+      (accountId, domain) => this.cache.invalidate(cacheKey(accountId, domain)),
+      (error) => this.logger.warn(`domain change broadcast: ${String(error)}`),
+    );
   }
 
   onModuleDestroy(): void {

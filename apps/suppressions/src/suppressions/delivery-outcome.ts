@@ -1,4 +1,4 @@
-import { isHostname, normalizeDomainName } from '@envoi/contracts-core';
+import { isHostname, normalizeDomainName, printable } from '@envoi/contracts-core';
 import {
   decodeDeliveryOutcomeEvent,
   type DeliveryOutcomeData,
@@ -26,7 +26,7 @@ export interface SuppressionDecision {
 }
 
 function reasonText(prefix: string, recipient: RecipientOutcomeData): string {
-  const reply = recipient.reply.replace(/[\r\n]+/g, ' ').trim();
+  const reply = printable(recipient.reply).trim();
   const where = recipient.remote_host.trim();
   const text = reply === '' ? prefix : `${prefix}${where === '' ? '' : ` (${where})`}: ${reply}`;
   return text.length <= REASON_MAX ? text : `${text.slice(0, REASON_MAX - 1)}…`;

@@ -4,4 +4,5 @@ export * from './pagination';
 export * from './responses';
 export * from './streams';
 export * from './subjects';
+export * from './text';
 export * from './validation';

@@ -1,4 +1,5 @@
 export * from './broadcast';
+export * from './domain-changes';
 export * from './durable-consumer-group';
 export * from './jetstream-consumer';
 export * from './nats.module';
