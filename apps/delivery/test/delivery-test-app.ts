@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 
 import { DELIVERY_STREAM, EVENTS_STREAM } from '@envoi/contracts-core';
 import type { DeliveryOutcomeEvent } from '@envoi/contracts-delivery';
-import { type DnsRecord, type DomainRecord, DomainsSubjects } from '@envoi/contracts-domains';
+import { type DomainRecord, DomainsSubjects } from '@envoi/contracts-domains';
 import {
   type DeliveryJob,
   type DeliveryView,
@@ -328,27 +328,7 @@ export function unique(prefix: string): string {
 
 /** Publishes a domain's records as shown. */
 export function publishRecords(app: DeliveryTestApp, domain: DomainRecord): void {
-  const byHost = new Map<string, DnsRecord[]>();
-  for (const record of domain.dns_records) {
-    byHost.set(record.host, [...(byHost.get(record.host) ?? []), record]);
-  }
-  for (const [host, records] of byHost) {
-    app.dns.set(
-      host,
-      records.map((record) => {
-        switch (record.type) {
-          case 'TXT':
-            return { type: 'TXT' as const, value: record.content };
-          case 'CNAME':
-            return { type: 'CNAME' as const, target: record.content };
-          case 'MX': {
-            const [priority, exchange] = record.content.split(' ');
-            return { type: 'MX' as const, exchange: exchange ?? '', priority: Number(priority) };
-          }
-        }
-      }),
-    );
-  }
+  app.dns.publish(domain.dns_records);
 }
 
 export interface TestSender {

@@ -4,7 +4,6 @@ import { AccountsSubjects, type CreatedAccount } from '@envoi/contracts-accounts
 import { DELIVERY_STREAM, EVENTS_STREAM } from '@envoi/contracts-core';
 import {
   type CreateDomainBody,
-  type DnsRecord,
   type DomainRecord,
   DomainsSubjects,
 } from '@envoi/contracts-domains';
@@ -241,27 +240,7 @@ export async function createAccount(app: MessagesTestApp): Promise<CreatedAccoun
 
 /** Publishes the records of the domain as shown. */
 export function publishRecords(app: MessagesTestApp, domain: DomainRecord): void {
-  const byHost = new Map<string, DnsRecord[]>();
-  for (const record of domain.dns_records) {
-    byHost.set(record.host, [...(byHost.get(record.host) ?? []), record]);
-  }
-  for (const [host, records] of byHost) {
-    app.dns.set(
-      host,
-      records.map((record) => {
-        switch (record.type) {
-          case 'TXT':
-            return { type: 'TXT' as const, value: record.content };
-          case 'CNAME':
-            return { type: 'CNAME' as const, target: record.content };
-          case 'MX': {
-            const [priority, exchange] = record.content.split(' ');
-            return { type: 'MX' as const, exchange: exchange ?? '', priority: Number(priority) };
-          }
-        }
-      }),
-    );
-  }
+  app.dns.publish(domain.dns_records);
 }
 
 /** A domain of the account; verified (its records published, then checked) unless told not to. */

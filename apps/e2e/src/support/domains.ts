@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
 import type { DomainRecord } from '@envoi/contracts-domains';
-import type { DnsTestRecord } from '@envoi/shared-testing';
+import { type DnsTestRecord, testRecordOf } from '@envoi/shared-testing';
 
 import type { AccountSession } from './account-session';
 import { publishDns } from './dns-zone';
@@ -12,14 +12,6 @@ export function uniqueDomain(): string {
   return `d${randomUUID().slice(0, 12)}.example.test`;
 }
 
-/** The record a customer would publish for one of the domain's `dns_records`. */
-function toTestRecord(record: DnsRecord): DnsTestRecord {
-  if (record.type === 'TXT') return { type: 'TXT', value: record.content };
-  if (record.type === 'CNAME') return { type: 'CNAME', target: record.content };
-  const [priority, exchange] = record.content.split(/\s+/);
-  return { type: 'MX', exchange: exchange ?? '', priority: Number(priority) };
-}
-
 /** Publishes the records the domain asks for (all of them, or those `keep` selects). */
 export async function publishRecords(
   domain: DomainRecord,
@@ -27,7 +19,7 @@ export async function publishRecords(
 ): Promise<void> {
   const names: Record<string, DnsTestRecord[]> = {};
   for (const record of domain.dns_records.filter(keep)) {
-    (names[record.host] ??= []).push(toTestRecord(record));
+    (names[record.host] ??= []).push(testRecordOf(record));
   }
   await publishDns(names);
 }

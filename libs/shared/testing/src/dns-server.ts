@@ -1,6 +1,7 @@
 import dgram from 'node:dgram';
 import net from 'node:net';
 
+import type { DnsRecord } from '@envoi/contracts-domains';
 import dnsPacket from 'dns-packet';
 
 /** A record a test publishes. A TXT value longer than 255 characters is split into strings. */
@@ -108,6 +109,18 @@ export class DnsTestServer {
   /** Replaces every record at `name`. */
   set(name: string, records: readonly DnsTestRecord[]): void {
     this.records.set(normalize(name), [...records]);
+  }
+
+  /**
+   * Publishes the records a domain's record shows (`dns_records`: TXT, CNAME, MX), as its owner
+   * would, replacing what each of those hosts had.
+   */
+  publish(records: readonly DnsRecord[]): void {
+    const byHost = new Map<string, DnsTestRecord[]>();
+    for (const record of records) {
+      byHost.set(record.host, [...(byHost.get(record.host) ?? []), testRecordOf(record)]);
+    }
+    for (const [host, hostRecords] of byHost) this.set(host, hostRecords);
   }
 
   /** Adds one record at `name`, keeping the others. */
@@ -257,4 +270,18 @@ function udpLimit(query: dnsPacket.DecodedPacket): number {
     (record): record is dnsPacket.OptAnswer => record.type === 'OPT',
   );
   return Math.max(CLASSIC_UDP_LIMIT, opt?.udpPayloadSize ?? CLASSIC_UDP_LIMIT);
+}
+
+/** The record a customer would publish for one of a domain's `dns_records`. */
+export function testRecordOf(record: DnsRecord): DnsTestRecord {
+  switch (record.type) {
+    case 'TXT':
+      return { type: 'TXT', value: record.content };
+    case 'CNAME':
+      return { type: 'CNAME', target: record.content };
+    case 'MX': {
+      const [priority, exchange] = record.content.split(/\s+/);
+      return { type: 'MX', exchange: exchange ?? '', priority: Number(priority) };
+    }
+  }
 }
