@@ -155,7 +155,28 @@ describe('checkContentRules', () => {
     });
 
     it.each([
+      'Authentication-Results',
+      'ARC-Seal',
+      'ARC-Message-Signature',
+      'ARC-Authentication-Results',
+      'arc-some-future-field',
+      'Received-SPF',
+      'Received',
+      'Return-Path',
+    ])('refuses the trace or authentication header %s on messages and conversations', (name) => {
+      const reason = `header "${name}" cannot be given: only the mail servers that handle the message add trace and authentication headers`;
+      const headers = { [name]: 'i=1; mx.example.net; dkim=pass header.d=bank.example' };
+      expect(rejection(() => checkContentRules(message({ headers }), 'message'))).toBe(reason);
+      expect(rejection(() => checkContentRules(conversation({ headers }), 'conversation'))).toBe(
+        reason,
+      );
+    });
+
+    it.each([
       'X-Campaign',
+      'Archived-At',
+      'X-ARC-Seal',
+      'X-Authentication-Results',
       'List-Unsubscribe',
       'List-Unsubscribe-Post',
       'In-Reply-To',
@@ -367,6 +388,34 @@ describe('checkContentRules', () => {
         'attachments[1].content_type must be a MIME type such as application/pdf',
       ),
     );
+
+    describe('message/* (sent unencoded, RFC 2046 5.2.1)', () => {
+      const eml = (body: string) => `Subject: forwarded\r\n\r\n${body}\r\n`;
+      const tooLong =
+        'attachments[1] has a line longer than 998 octets, which a message/* attachment cannot carry (it is sent unencoded); send it as application/octet-stream instead';
+
+      it.each([
+        ['998-octet lines', eml('m'.repeat(998))],
+        ['998 octets of UTF-8', eml('é'.repeat(499))],
+        ['long text split by a lone CR', eml(`${'m'.repeat(998)}\r${'m'.repeat(998)}`)],
+      ])('accepts %s', (_case, data) => accepts(file({ data, content_type: 'message/rfc822' })));
+
+      it.each([
+        ['as text', file({ data: eml('m'.repeat(999)), content_type: 'message/rfc822' })],
+        ['as UTF-8', file({ data: eml('é'.repeat(500)), content_type: 'message/rfc822' })],
+        [
+          'as base64',
+          file({
+            data: Buffer.from(eml('m'.repeat(2_000))).toString('base64'),
+            base64: true,
+            content_type: 'MESSAGE/global',
+          }),
+        ],
+      ])('rejects a line over 998 octets %s', (_case, attachment) => rejects(attachment, tooLong));
+
+      it('accepts the same line in an attachment that gets encoded', () =>
+        accepts(file({ data: eml('m'.repeat(2_000)), content_type: 'application/octet-stream' })));
+    });
 
     it('rejects a multipart content_type', () =>
       rejects(

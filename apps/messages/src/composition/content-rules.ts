@@ -8,6 +8,7 @@ import type {
 import { HEADERS_MAX } from '@envoi/contracts-messages';
 
 import { decodeEncodedWords } from './encoded-words';
+import { hasOverlongLine, MAX_LINE_OCTETS } from './line-length';
 
 /** A send request breaks a content rule (spec 4.2): a 400 whose message names the problem. */
 export class ContentRuleError extends Error {
@@ -15,8 +16,23 @@ export class ContentRuleError extends Error {
 }
 
 /**
+ * Trace and authentication headers: the mail servers on the way write them, and recipients'
+ * filters trust them, so a customer must not forge one. Any `ARC-*` name is one too.
+ */
+const TRACE_HEADERS: ReadonlySet<string> = new Set([
+  'received',
+  'return-path',
+  'received-spf',
+  'authentication-results',
+  'arc-seal',
+  'arc-message-signature',
+  'arc-authentication-results',
+]);
+
+/**
  * Headers Envoi writes itself (or that only MTAs and signers write): a custom header with one of
- * these names is rejected. `message-id` is not here: it is ignored (spec 4.2 rule 5), and
+ * these names, or any `ARC-*` name ({@link isReservedHeader}), is rejected with a 400 (the
+ * reliability plan, item 13). `message-id` is not here: it is ignored (spec 4.2 rule 5), and
  * `reply-to` is allowed when `reply_to` is absent (rule 4).
  */
 export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
@@ -33,9 +49,23 @@ export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
   'content-disposition',
   'content-id',
   'dkim-signature',
-  'received',
-  'return-path',
+  ...TRACE_HEADERS,
 ]);
+
+/** Whether a custom header of this name (any case) is refused: see {@link RESERVED_HEADERS}. */
+export function isReservedHeader(name: string): boolean {
+  const lower = name.toLowerCase();
+  return RESERVED_HEADERS.has(lower) || isTraceHeader(lower);
+}
+
+function isTraceHeader(lower: string): boolean {
+  return TRACE_HEADERS.has(lower) || lower.startsWith('arc-');
+}
+
+/** Whether an attachment of this type goes unencoded, as given in CRLF form (RFC 2046 5.2.1). */
+export function isMessageType(contentType: string): boolean {
+  return /^message\//i.test(contentType);
+}
 
 /** RFC 5322 field name: printable ASCII except the colon; a name cannot be folded. */
 const FIELD_NAME = /^[\x21-\x39\x3b-\x7e]{1,996}$/;
@@ -152,7 +182,7 @@ function checkHeaders(body: SendOptionsBody, kind: Kind): void {
     if (lower === 'reply-to' && body.reply_to) {
       throw new ContentRuleError('reply_to and a reply-to header cannot both be given');
     }
-    if (RESERVED_HEADERS.has(lower)) {
+    if (isReservedHeader(lower)) {
       throw new ContentRuleError(
         `header ${shown} cannot be given: ${reservedReason(lower, body, kind)}`,
       );
@@ -178,7 +208,9 @@ function reservedReason(lower: string, body: SendOptionsBody, kind: Kind): strin
         : `use the ${lower} field`;
     }
     default:
-      return 'Envoi sets it';
+      return isTraceHeader(lower)
+        ? 'only the mail servers that handle the message add trace and authentication headers'
+        : 'Envoi sets it';
   }
 }
 
@@ -208,6 +240,15 @@ function checkAttachment(field: string, attachment: AttachmentBody): void {
   }
   if (attachment.base64 && !isBase64(attachment.data)) {
     throw new ContentRuleError(`${field}.data is not valid base64`);
+  }
+  // A message/* part cannot be base64- or quoted-printable-encoded (RFC 2046 5.2.1), so its lines
+  // reach the wire as they are. Rather than break the line limit (RFC 5322 2.1.1), or encode it
+  // anyway and have receivers that follow the RFC misread it, such an attachment is refused; the
+  // same bytes as application/octet-stream are base64-encoded and arrive intact.
+  if (isMessageType(attachment.content_type) && hasOverlongLine(attachmentBytes(attachment))) {
+    throw new ContentRuleError(
+      `${field} has a line longer than ${MAX_LINE_OCTETS} octets, which a message/* attachment cannot carry (it is sent unencoded); send it as application/octet-stream instead`,
+    );
   }
 }
 

@@ -311,6 +311,11 @@ describe('composeMime', () => {
       ['header name', { headers: { 'X-A\nB': 'v' } }, 'header name "X-A\\nB" is invalid'],
       ['reserved header', { headers: { bcc: 'v@x.y' } }, 'header "bcc" cannot be given'],
       [
+        'trace header',
+        { headers: { 'ARC-Seal': 'i=1; cv=none' } },
+        'header "ARC-Seal" cannot be given',
+      ],
+      [
         'message-id header',
         { headers: { 'Message-Id': '<a@b>' } },
         'header "Message-Id" cannot be given',
@@ -337,6 +342,121 @@ describe('composeMime', () => {
 
     it('needs a To address', async () => {
       await expect(composeMime(input({ to: [] }))).rejects.toThrow('at least one To address');
+    });
+  });
+
+  describe('line length (RFC 5322 2.1.1)', () => {
+    /** The longest line's octets, CRLF not counted. */
+    function longestLine(raw: Buffer): number {
+      return Math.max(
+        ...raw
+          .toString('latin1')
+          .split('\r\n')
+          .map((line) => line.length),
+      );
+    }
+
+    const long = (unit: string, length: number) => unit.repeat(Math.ceil(length / unit.length));
+
+    it.each<[string, Partial<ComposeInput>]>([
+      ['a 5 000-character HTML line', { html: `<p>${long('x', 5_000)}</p>` }],
+      ['a 5 000-character text line', { text: long('y', 5_000) }],
+      ['a 5 000-character AMP line', { amp: `<html amp4email>${long('z', 5_000)}</html>` }],
+      ['a non-ASCII HTML line', { html: `<p>${long('é€', 5_000)}</p>` }],
+      ['a 998-character subject without spaces', { subject: long('s', 998) }],
+      ['a 2 000-character rendered subject without spaces', { subject: long('s', 2_000) }],
+      ['a 2 000-character non-ASCII subject', { subject: long('Grüße ', 2_000) }],
+      ['a subject of one long word among short ones', { subject: `Hi ${long('w', 1_200)} you` }],
+      [
+        'a 1 500-character header value without spaces',
+        { headers: { 'X-Data': long('d', 1_500) } },
+      ],
+      ['a 1 500-character non-ASCII header value', { headers: { 'X-Data': long('ü', 1_500) } }],
+    ])(
+      'never writes a line over 998 octets for %s, and the value reads back',
+      async (_case, overrides) => {
+        const composed = input(overrides);
+        const raw = await composeMime(composed);
+        expect(longestLine(raw)).toBeLessThanOrEqual(998);
+        const parsed = await parseMime(raw);
+        expect(parsed.headers['Subject']).toEqual([composed.subject]);
+        for (const [name, value] of Object.entries(composed.headers)) {
+          expect(parsed.headers[name]).toEqual([value]);
+        }
+        const parts = Object.fromEntries(
+          // mailparser ends a 7bit text/plain part with a line break.
+          parsed.parts.map((part) => [part.content_type, part.content.replace(/\n$/, '')]),
+        );
+        expect(parts).toEqual({
+          ...(composed.text === undefined ? {} : { 'text/plain': composed.text }),
+          ...(composed.amp === undefined ? {} : { 'text/x-amp-html': composed.amp }),
+          ...(composed.html === undefined ? {} : { 'text/html': composed.html }),
+        });
+      },
+    );
+
+    it('keeps values that fold at their spaces as they are', async () => {
+      const words = long('word ', 2_000).trim();
+      const { text } = await compose({ subject: words, headers: { 'X-Words': words } });
+      expect(text).toMatch(/^Subject: word word/m);
+      expect(text).toMatch(/^X-Words: word word/m);
+      expect(text).not.toContain('=?');
+    });
+
+    it('encodes a value that cannot be folded the same way every time', async () => {
+      const overrides = { subject: long('s', 998), headers: { 'X-Data': long('d', 1_500) } };
+      const first = await composeMime(input(overrides));
+      expect(first.toString('latin1')).toMatch(/^Subject: =\?UTF-8\?Q\?s+\?=\r\n =\?UTF-8\?Q\?s+/m);
+      expect((await composeMime(input(overrides))).equals(first)).toBe(true);
+    });
+
+    it.each(['References', 'In-Reply-To', 'reply-to'])(
+      'refuses a %s header that cannot be folded (an encoded word there would be read literally)',
+      async (name) => {
+        const composing = composeMime(
+          input({ headers: { [name]: `<${long('r', 1_200)}@example.com>` } }),
+        );
+        await expect(composing).rejects.toThrow(ContentRuleError);
+        await expect(composing).rejects.toThrow(
+          `header "${name}" has a word too long to fold into lines of at most 998 octets`,
+        );
+      },
+    );
+
+    it('gives a text attachment with long lines quoted-printable or base64', async () => {
+      const data = long('a', 3_000);
+      const { raw, mail } = await compose({
+        attachments: [{ data, content_type: 'text/plain', file_name: 'long.txt' }],
+      });
+      expect(longestLine(raw)).toBeLessThanOrEqual(998);
+      expect(mail.attachments[0]?.content.toString()).toBe(data);
+    });
+
+    it('writes a message/rfc822 attachment whose lines fit as it is', async () => {
+      const data = `Subject: forwarded\r\n\r\n${long('m', 998)}\r\n`;
+      const { raw, mail } = await compose({
+        attachments: [{ data, content_type: 'message/rfc822', file_name: 'fwd.eml' }],
+      });
+      expect(longestLine(raw)).toBe(998);
+      expect(mail.attachments[0]?.content.toString()).toBe(data);
+    });
+
+    it('refuses a message/rfc822 attachment with a longer line (it cannot be encoded)', async () => {
+      const composing = composeMime(
+        input({
+          attachments: [
+            {
+              data: `Subject: forwarded\r\n\r\n${long('m', 999)}\r\n`,
+              content_type: 'message/rfc822',
+              file_name: 'fwd.eml',
+            },
+          ],
+        }),
+      );
+      await expect(composing).rejects.toThrow(ContentRuleError);
+      await expect(composing).rejects.toThrow(
+        'the message would have a line longer than 998 octets (RFC 5322 2.1.1)',
+      );
     });
   });
 });

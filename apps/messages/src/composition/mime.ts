@@ -1,15 +1,18 @@
 import type { AttachmentBody, ParsedContentRecord } from '@envoi/contracts-messages';
 import { type Attachment, simpleParser } from 'mailparser';
 import MailComposer, { type MailComposerAttachment } from 'nodemailer/lib/mail-composer';
+import { encodeWord, foldLines } from 'nodemailer/lib/mime-funcs';
 
 import {
   attachmentBytes,
   ContentRuleError,
   inlineContentId,
-  RESERVED_HEADERS,
+  isMessageType,
+  isReservedHeader,
   unsafeHeaderText,
 } from './content-rules';
 import { decodeEncodedWords } from './encoded-words';
+import { hasOverlongLine, hasOverlongTextLine, MAX_LINE_OCTETS } from './line-length';
 
 export interface ComposeAddress {
   email: string;
@@ -36,6 +39,18 @@ export interface ComposeInput {
 
 const MESSAGE_ID = /^<[^<>\s@]+@[^<>\s@]+>$/;
 const AMP_TYPE = 'text/x-amp-html';
+/** Nodemailer's fold width for header lines. */
+const FOLD_WIDTH = 76;
+/**
+ * Custom headers Nodemailer writes as addresses or message ids: an encoded word there would be
+ * read literally, so one that cannot be folded is refused instead of encoded.
+ */
+const STRUCTURED_HEADERS: ReadonlySet<string> = new Set([
+  'reply-to',
+  'in-reply-to',
+  'references',
+  'otp-token',
+]);
 
 /**
  * Builds the RFC 5322 message (CRLF line endings) with Nodemailer's MailComposer:
@@ -43,7 +58,9 @@ const AMP_TYPE = 'text/x-amp-html';
  * requires) > multipart/related (HTML and its inline images), each level only when needed.
  * No Bcc and no X-Mailer header; the Message-ID is `messageId`; custom headers keep their case.
  * Header-bound values are checked again (defence in depth): a CR, LF or NUL is a
- * {@link ContentRuleError}.
+ * {@link ContentRuleError}. No line is longer than 998 octets (RFC 5322 2.1.1): Nodemailer folds
+ * headers at whitespace, {@link foldable} encodes those it cannot fold, and it gives text parts
+ * with long lines quoted-printable or base64; a message that still has one is a ContentRuleError.
  */
 export async function composeMime(input: ComposeInput): Promise<Buffer> {
   assertSafe(input);
@@ -56,19 +73,46 @@ export async function composeMime(input: ComposeInput): Promise<Buffer> {
     to: input.to.map(address),
     cc: input.cc?.length ? input.cc.map(address) : undefined,
     replyTo: input.replyTo ? address(input.replyTo) : undefined,
-    subject: input.subject,
+    subject: foldable('Subject', input.subject),
     text: body(input.text),
     amp: body(input.amp),
     html: body(input.html),
     attachments: input.attachments.map(attachment),
     // A list of pairs: an object with "key" and "value" members would be read as one header.
-    headers: Object.entries(input.headers).map(([key, value]) => ({ key, value })),
+    headers: Object.entries(input.headers).map(([key, value]) => ({
+      key,
+      value: foldable(key, value),
+    })),
     // Nodemailer writes header names Camel-Cased; custom headers get their own case back.
     normalizeHeaderKey: (key: string) => headerCase.get(key.toLowerCase()) ?? key,
     disableFileAccess: true,
     disableUrlAccess: true,
   });
-  return composer.compile().build();
+  const raw = await composer.compile().build();
+  if (hasOverlongLine(raw)) {
+    throw new ContentRuleError(
+      `the message would have a line longer than ${MAX_LINE_OCTETS} octets (RFC 5322 2.1.1)`,
+    );
+  }
+  return raw;
+}
+
+/**
+ * A header value as Nodemailer can write it in lines of at most 998 octets: as given when
+ * folding it at its whitespace (as Nodemailer does) is enough, otherwise, for an unstructured
+ * value (a subject, an X- header), as RFC 2047 encoded words, which can be split anywhere and
+ * decode to the same text. Nodemailer keeps valid encoded words as they are. Deterministic: the
+ * same value always gives the same words.
+ */
+function foldable(name: string, value: string): string {
+  if (!hasOverlongTextLine(foldLines(`${name}: ${value}`, FOLD_WIDTH))) return value;
+  if (STRUCTURED_HEADERS.has(name.toLowerCase())) {
+    throw new ContentRuleError(
+      `header ${JSON.stringify(name)} has a word too long to fold into lines of at most ${MAX_LINE_OCTETS} octets (RFC 5322 2.1.1)`,
+    );
+  }
+  // 52: the encoded-word length Nodemailer itself uses for headers.
+  return encodeWord(value, 'Q', 52);
 }
 
 /**
@@ -143,7 +187,7 @@ function attachment(body: AttachmentBody): MailComposerAttachment {
     contentType: body.content_type,
     // Bytes, not text: Nodemailer base64-encodes them, so the data round-trips byte for byte.
     // A message/* part cannot be encoded (RFC 2046 5.2.1): it goes as is, in CRLF form.
-    content: /^message\//i.test(body.content_type)
+    content: isMessageType(body.content_type)
       ? Buffer.from(crlf(attachmentBytes(body).toString('latin1')), 'latin1')
       : attachmentBytes(body),
     contentDisposition: body.content_disposition?.toLowerCase() ?? (cid ? 'inline' : 'attachment'),
@@ -179,7 +223,7 @@ function assertSafe(input: ComposeInput): void {
       throw new ContentRuleError(`header name ${JSON.stringify(name)} is invalid`);
     }
     const lower = name.toLowerCase();
-    if (RESERVED_HEADERS.has(lower) || lower === 'message-id') {
+    if (isReservedHeader(lower) || lower === 'message-id') {
       throw new ContentRuleError(`header ${JSON.stringify(name)} cannot be given`);
     }
     values.push([`header ${JSON.stringify(name)}`, value]);
