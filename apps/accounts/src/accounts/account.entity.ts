@@ -45,9 +45,9 @@ export class AccountEntity {
   @Column({ type: 'varchar', length: 255 })
   name!: string;
 
-  /** Empty string when not set, as the public record shows it. */
-  @Column({ type: 'varchar', length: 2048, default: '' })
-  website!: string;
+  /** Null when not set, as the public record shows it. */
+  @Column({ type: 'varchar', length: 2048, nullable: true })
+  website!: string | null;
 
   @Column({ type: 'text', default: '' })
   about!: string;

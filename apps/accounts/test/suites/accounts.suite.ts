@@ -24,7 +24,7 @@ export function accountsSuite(getApp: () => AccountsTestApp): void {
           created_at: anyString,
           updated_at: anyString,
           name: 'Acme',
-          website: '',
+          website: null,
           about: '',
           track_opens: false,
           track_clicks: false,
@@ -180,6 +180,21 @@ export function accountsSuite(getApp: () => AccountsTestApp): void {
         await expect(
           app.rpc.request(AccountsSubjects.getAccount, { account_id: account.id }),
         ).resolves.toEqual(updated);
+      });
+
+      it('clears the website with null or an empty string', async () => {
+        const { account } = await app.createAccount();
+        for (const cleared of [null, '']) {
+          await app.rpc.request(AccountsSubjects.updateAccount, {
+            account_id: account.id,
+            changes: { website: 'https://example.com' },
+          });
+          const updated = await app.rpc.request(AccountsSubjects.updateAccount, {
+            account_id: account.id,
+            changes: { website: cleared },
+          });
+          expect(updated.website).toBeNull();
+        }
       });
 
       it('keeps earlier changes when later updates touch other fields', async () => {

@@ -35,7 +35,7 @@ describe('account', () => {
       created_at: TIMESTAMP,
       updated_at: TIMESTAMP,
       name: session.created.account.name,
-      website: expect.any(String) as unknown,
+      website: null,
       about: expect.any(String) as unknown,
       track_opens: expect.any(Boolean) as unknown,
       track_clicks: expect.any(Boolean) as unknown,

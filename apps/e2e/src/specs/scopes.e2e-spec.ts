@@ -86,7 +86,8 @@ const ENDPOINTS: Endpoint[] = [
     name: 'POST api-keys',
     scope: 'api-keys:write',
     status: 201,
-    call: (s, c) => c.post(s.path('/api-keys'), { label: 'by scope', scopes: ['accounts:read'] }),
+    // A key grants only scopes it holds (api-key-hardening.e2e-spec.ts).
+    call: (s, c) => c.post(s.path('/api-keys'), { label: 'by scope', scopes: ['api-keys:write'] }),
   },
   {
     name: 'PUT api-key',

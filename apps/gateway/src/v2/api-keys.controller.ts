@@ -9,6 +9,7 @@ import type { MessageResponse, PaginatedList } from '@envoi/contracts-core';
 import { RpcClient } from '@envoi/shared-nats';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 
+import { assertMayGrantScopes } from '../auth/scope-delegation';
 import { RequireScopes } from '../auth/scopes';
 import { Idempotent } from '../http/edge-route';
 import { BodyPipe, Ctx, type RequestContext, UuidParam } from '../http/request-context';
@@ -48,6 +49,7 @@ export class ApiKeysController {
     @Ctx() ctx: RequestContext,
     @Body(new BodyPipe(CreateApiKeyBody)) key: CreateApiKeyBody,
   ): Promise<CreatedApiKeyRecord> {
+    assertMayGrantScopes(ctx.principal, key.scopes);
     return this.rpc.request(
       AccountsSubjects.createApiKey,
       { account_id: ctx.principal.account_id, key },
@@ -75,6 +77,7 @@ export class ApiKeysController {
     @Param('key_id', new UuidParam('key_id')) keyId: string,
     @Body(new BodyPipe(UpdateApiKeyBody)) changes: UpdateApiKeyBody,
   ): Promise<ApiKeyRecord> {
+    if (changes.scopes) assertMayGrantScopes(ctx.principal, changes.scopes);
     return this.rpc.request(
       AccountsSubjects.updateApiKey,
       {

@@ -7,7 +7,8 @@ export interface AccountRecord {
   created_at: string;
   updated_at: string;
   name: string;
-  website: string;
+  /** Null when the account has no website. */
+  website: string | null;
   about: string;
   track_opens: boolean;
   track_clicks: boolean;

@@ -92,6 +92,24 @@ describe('UpdateAccountRequest', () => {
     ]);
   });
 
+  it.each([null, ''])('accepts %j as a website, which clears it', (website) => {
+    const result = validatePayload(UpdateAccountRequest, {
+      account_id: ACCOUNT_ID,
+      changes: { website },
+    });
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.value.changes.website).toBe(website);
+  });
+
+  it.each([' ', 'example.com', 5, false])('rejects the website %j', (website) => {
+    expect(
+      failure(
+        validatePayload(UpdateAccountRequest, { account_id: ACCOUNT_ID, changes: { website } }),
+      ),
+    ).toContain('changes.website must be a URL address');
+  });
+
   it('rejects changes that are not an object', () => {
     expect(
       failure(validatePayload(UpdateAccountRequest, { account_id: ACCOUNT_ID, changes: 'x' })),

@@ -19,6 +19,7 @@ import {
   Max,
   MaxLength,
   Min,
+  ValidateIf,
   ValidateNested,
 } from 'class-validator';
 
@@ -32,10 +33,12 @@ export const SCOPES_INPUT_MAX = 500;
 
 export class UpdateAccountBody {
   @IsOptional() @IsString() @MaxLength(255) name?: string;
+  /** An http(s) URL; null or "" clears it. */
   @IsOptional()
+  @ValidateIf((_, website) => website !== '')
   @IsUrl({ require_protocol: true, protocols: ['http', 'https'] })
   @MaxLength(2048)
-  website?: string;
+  website?: string | null;
   @IsOptional() @IsString() @MaxLength(10000) about?: string;
   @IsOptional() @IsBoolean() track_opens?: boolean;
   @IsOptional() @IsBoolean() track_clicks?: boolean;

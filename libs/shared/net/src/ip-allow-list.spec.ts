@@ -77,6 +77,41 @@ describe('canonicalizeAllowList', () => {
   );
 
   it.each([
+    ['two IPv4 halves', ['0.0.0.0/1', '128.0.0.0/1'], 'IPv4'],
+    ['two IPv6 halves', ['::/1', '8000::/1'], 'IPv6'],
+    [
+      'two IPv4 halves written as IPv4-mapped IPv6',
+      ['::ffff:0.0.0.0/97', '::ffff:128.0.0.0/97'],
+      'IPv4',
+    ],
+    ['halves with host bits and bare addresses', ['1.2.3.4/1', '200.1.1.1/1', '10.0.0.1'], 'IPv4'],
+    [
+      'a /0 in one family beside a narrow entry of the other',
+      ['2001:db8::/32', '0.0.0.0/0'],
+      'IPv4',
+    ],
+    [
+      'every IPv4 /8 (more entries than allowed, too)',
+      Array.from({ length: 256 }, (_, octet) => `${octet}.0.0.0/8`),
+      'IPv4',
+    ],
+  ])('rejects %s because together they allow every address', (_, entries, family) => {
+    expect(() => canonicalizeAllowList(entries)).toThrow(IpAllowListError);
+    expect(() => canonicalizeAllowList(entries)).toThrow(
+      `ip_allow_list allows every address and is not permitted: its entries cover all of ${family}`,
+    );
+  });
+
+  it('accepts halves of both families that leave addresses out', () => {
+    expect(canonicalizeAllowList(['0.0.0.0/1', '128.0.0.0/2', '::/1', '8000::/2'])).toEqual([
+      '0.0.0.0/1',
+      '128.0.0.0/2',
+      '::/1',
+      '8000::/2',
+    ]);
+  });
+
+  it.each([
     '1.2.3.4/33',
     '::1/129',
     '1.2.3.4/1000',

@@ -1,5 +1,7 @@
 import ipaddr from 'ipaddr.js';
 
+import { type AddressFamily, familiesFullyCovered } from './address-coverage';
+
 export const IP_ALLOW_LIST_MAX = 100;
 
 export class IpAllowListError extends Error {}
@@ -57,11 +59,6 @@ function canonicalEntry(raw: string): string {
     address = (parsed as ipaddr.IPv6).toIPv4Address();
     prefix -= 96;
   }
-  if (prefix === 0) {
-    throw new IpAllowListError(
-      `ip_allow_list entry ${raw} allows every address and is not permitted`,
-    );
-  }
   const network =
     address.kind() === 'ipv4'
       ? ipaddr.IPv4.networkAddressFromCIDR(`${address.toString()}/${prefix}`)
@@ -69,13 +66,22 @@ function canonicalEntry(raw: string): string {
   return `${network.toString()}/${prefix}`;
 }
 
+const FAMILY_NAMES: Record<AddressFamily, string> = { ipv4: 'IPv4', ipv6: 'IPv6' };
+
 /**
  * Canonicalises an allow list (spec 5.7): CIDRs or bare addresses (as /32 or /128), host bits
- * masked, duplicates removed in first-seen order, allow-all prefixes rejected, at most 100.
+ * masked, duplicates removed in first-seen order, at most 100. A list allowing every address of
+ * a family is rejected, whether one `/0` or several entries together do it.
  */
 export function canonicalizeAllowList(entries: readonly string[]): string[] {
   const seen = new Set<string>();
   for (const entry of entries) seen.add(canonicalEntry(entry));
+  const coveredFamily = familiesFullyCovered([...seen])[0];
+  if (coveredFamily !== undefined) {
+    throw new IpAllowListError(
+      `ip_allow_list allows every address and is not permitted: its entries cover all of ${FAMILY_NAMES[coveredFamily]}`,
+    );
+  }
   if (seen.size > IP_ALLOW_LIST_MAX) {
     throw new IpAllowListError(
       `ip_allow_list may hold at most ${IP_ALLOW_LIST_MAX} entries after de-duplication, got ${seen.size}`,
