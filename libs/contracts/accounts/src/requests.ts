@@ -1,4 +1,4 @@
-import { WithPage } from '@envoi/contracts-core';
+import { EmptyAsAbsent, NullAsAbsent, WithPage } from '@envoi/contracts-core';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -30,24 +30,26 @@ export const SCOPES_INPUT_MAX = 500;
 
 // ---- Public request bodies (validated at the edge, re-validated by the service) ----
 
+/** `""` leaves the name and website unchanged, but clears `about`. */
 export class UpdateAccountBody {
-  @IsOptional() @IsString() @MaxLength(255) name?: string;
+  @EmptyAsAbsent() @IsOptional() @IsString() @MaxLength(255) name?: string;
+  @EmptyAsAbsent()
   @IsOptional()
   @IsUrl({ require_protocol: true, protocols: ['http', 'https'] })
   @MaxLength(2048)
   website?: string;
-  @IsOptional() @IsString() @MaxLength(10000) about?: string;
-  @IsOptional() @IsBoolean() track_opens?: boolean;
-  @IsOptional() @IsBoolean() track_clicks?: boolean;
-  @IsOptional() @IsBoolean() reject_bad_recipients?: boolean;
-  @IsOptional() @IsBoolean() reject_mistyped_recipients?: boolean;
-  @IsOptional() @IsInt() @Min(1) @Max(30) message_metadata_retention?: number;
-  @IsOptional() @IsInt() @Min(0) @Max(30) message_data_retention?: number;
+  @NullAsAbsent() @IsOptional() @IsString() @MaxLength(10000) about?: string;
+  @NullAsAbsent() @IsOptional() @IsBoolean() track_opens?: boolean;
+  @NullAsAbsent() @IsOptional() @IsBoolean() track_clicks?: boolean;
+  @NullAsAbsent() @IsOptional() @IsBoolean() reject_bad_recipients?: boolean;
+  @NullAsAbsent() @IsOptional() @IsBoolean() reject_mistyped_recipients?: boolean;
+  @NullAsAbsent() @IsOptional() @IsInt() @Min(1) @Max(30) message_metadata_retention?: number;
+  @NullAsAbsent() @IsOptional() @IsInt() @Min(0) @Max(30) message_data_retention?: number;
 }
 
 export class AddMemberBody {
   @IsEmail() @MaxLength(254) email!: string;
-  @IsOptional() @IsString() @MaxLength(255) name?: string;
+  @EmptyAsAbsent() @IsOptional() @IsString() @MaxLength(255) name?: string;
   @IsIn(MEMBER_ROLES) role!: MemberRole;
 }
 
@@ -61,6 +63,7 @@ export class CreateApiKeyBody {
   @MaxLength(300, { each: true })
   scopes!: string[];
 
+  @NullAsAbsent()
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(IP_ALLOW_LIST_INPUT_MAX)
@@ -69,10 +72,11 @@ export class CreateApiKeyBody {
   ip_allow_list?: string[];
 }
 
-/** Null or omitted fields stay unchanged; at least one provided value must differ. */
+/** Null, omitted (or, for the label, empty) fields stay unchanged; one provided value must differ. */
 export class UpdateApiKeyBody {
-  @IsOptional() @IsString() @Length(1, 255) label?: string | null;
+  @EmptyAsAbsent() @IsOptional() @IsString() @Length(1, 255) label?: string | null;
 
+  @NullAsAbsent()
   @IsOptional()
   @IsArray()
   @ArrayMinSize(1)
@@ -81,6 +85,7 @@ export class UpdateApiKeyBody {
   @MaxLength(300, { each: true })
   scopes?: string[] | null;
 
+  @NullAsAbsent()
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(IP_ALLOW_LIST_INPUT_MAX)
