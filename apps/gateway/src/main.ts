@@ -14,6 +14,7 @@ import { Authenticator } from './auth/authenticator.service';
 import { GatewayConfig } from './gateway.config';
 import { configureFastify } from './http/configure-fastify';
 import { listenHttpsOnly } from './http/https-only-listener';
+import { parseQueryString } from './http/query-string';
 import { IdempotencyHooks } from './idempotency/idempotency.hooks';
 import { RateLimiter } from './rate-limit/rate-limiter.service';
 
@@ -25,6 +26,7 @@ async function bootstrap(): Promise<void> {
     https: { key: readFileSync(config.TLS_KEY_FILE), cert: readFileSync(config.TLS_CERT_FILE) },
     trustProxy: trustedProxies.length > 0 ? trustedProxies : false,
     bodyLimit: config.BODY_LIMIT_BYTES,
+    querystringParser: parseQueryString,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
     logger: false,

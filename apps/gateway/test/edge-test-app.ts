@@ -6,6 +6,7 @@ import type { GatewayDatabase } from '../src/database/gateway-database';
 import type { GatewayConfig } from '../src/gateway.config';
 import { configureFastify, installEdgeErrorHandler } from '../src/http/configure-fastify';
 import type { EdgeRouteConfig } from '../src/http/edge-route';
+import { parseQueryString } from '../src/http/query-string';
 import { IdempotencyHooks } from '../src/idempotency/idempotency.hooks';
 import { IdempotencyStore } from '../src/idempotency/idempotency-store';
 import { RateLimiter } from '../src/rate-limit/rate-limiter.service';
@@ -80,6 +81,7 @@ export async function startEdgeTestApp(config: GatewayConfig): Promise<EdgeTestA
     logger: false,
     genReqId: () => randomUUID(),
     bodyLimit: config.BODY_LIMIT_BYTES,
+    querystringParser: parseQueryString,
   });
   configureFastify(fastify, {
     authenticator: {

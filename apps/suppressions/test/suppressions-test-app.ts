@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 
 import type { StreamSubject } from '@envoi/contracts-core';
+import { type DomainRecord, DomainsSubjects } from '@envoi/contracts-domains';
 import {
   type CreateSuppressionBody,
   type SuppressionRecord,
@@ -9,7 +10,7 @@ import {
 import { loadConfig } from '@envoi/shared-config';
 import type { RpcClient } from '@envoi/shared-nats';
 // The conventions let apps' tests use type:testing libs; eslint.config.mjs does not yet.
-import { type ServiceHarness, startServiceHarness } from '@envoi/shared-testing';
+import { IsolatedPlatform, type ServiceHarness, startServiceHarness } from '@envoi/shared-testing';
 import { Module } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 
@@ -22,6 +23,8 @@ export interface SuppressionsTestApp extends ServiceHarness {
   rpc: RpcClient;
   dataSource: DataSource;
   config: SuppressionsConfig;
+  /** A domain of the account, created through the real domains service. */
+  createDomain(accountId: string, name?: string): Promise<DomainRecord>;
 }
 
 /**
@@ -35,23 +38,62 @@ const TEST_ENV = {
   OUTBOX_RELAY_INTERVAL_MS: '100',
 };
 
-/** Migrates the schema and boots the service against the real PostgreSQL and NATS. */
+/** The domains service beside it never looks anything up in DNS (no resolver answers). */
+const DOMAINS_TEST_ENV = {
+  DNS_SERVERS: '127.0.0.1:9',
+  DNS_TIMEOUT_MS: '200',
+  DNS_TRIES: '1',
+  DNS_RECHECK_INTERVAL_MS: String(24 * 3_600_000),
+};
+
+/**
+ * Boots, on a private bus and database, the real domains service (a process, from the build: the
+ * domain filters ask it which domains an account owns) and the suppressions service under test
+ * (in this process, migrated first). SUPPRESSIONS_INT_KEEP_LOGS keeps the platform's logs.
+ */
 export async function startSuppressionsService(): Promise<SuppressionsTestApp> {
-  const config = loadConfig(SuppressionsConfig, { ...process.env, ...TEST_ENV });
-  await runSuppressionsMigrations(config.DATABASE_URL);
-
-  @Module({ imports: [AppModule.forRoot(config)] })
-  class SuppressionsTestModule {}
-
-  const harness = await startServiceHarness(SERVICE_NAME, SuppressionsTestModule);
+  await IsolatedPlatform.build();
+  const platform = await IsolatedPlatform.start({ owner: 'suppressions' });
   try {
-    // The consumers of bounces and failures (they wait for the EVENTS stream the relay creates).
-    await harness.app.get(DeliveryEventsController).ready();
+    await platform.startService(
+      'domains',
+      platform.env({ ...DOMAINS_TEST_ENV, DKIM_ENCRYPTION_KEY: randomBytes(32).toString('hex') }),
+    );
+    const config = loadConfig(SuppressionsConfig, platform.env(TEST_ENV));
+    await runSuppressionsMigrations(config.DATABASE_URL);
+
+    @Module({ imports: [AppModule.forRoot(config)] })
+    class SuppressionsTestModule {}
+
+    // The harness connects to NATS_URL: this test file's own copy of the environment.
+    process.env['NATS_URL'] = platform.natsUrl;
+    const harness = await startServiceHarness(SERVICE_NAME, SuppressionsTestModule);
+    const close = async () => {
+      await harness.close();
+      await platform.stop();
+    };
+    try {
+      // The consumers of bounces and failures (they wait for the EVENTS stream the relay creates).
+      await harness.app.get(DeliveryEventsController).ready();
+    } catch (error) {
+      await harness.close();
+      throw error;
+    }
+    return {
+      ...harness,
+      dataSource: harness.app.get(DataSource),
+      config,
+      createDomain: (accountId, name = uniqueDomain()) =>
+        harness.rpc.request(DomainsSubjects.createDomain, {
+          account_id: accountId,
+          body: { domain: name },
+        }),
+      close,
+    };
   } catch (error) {
-    await harness.close();
+    await platform.stop();
     throw error;
   }
-  return { ...harness, dataSource: harness.app.get(DataSource), config };
 }
 
 /** A fresh account id: the suppressions service trusts the edge about accounts. */

@@ -41,7 +41,7 @@ type AccountChanges = Partial<
 function toAccountChanges(body: UpdateAccountBody): AccountChanges {
   const changes: AccountChanges = {};
   if (body.name !== undefined) changes.name = body.name;
-  if (body.website !== undefined) changes.website = body.website === '' ? null : body.website;
+  if (body.website !== undefined) changes.website = body.website;
   if (body.about !== undefined) changes.about = body.about;
   if (body.track_opens !== undefined) changes.trackOpens = body.track_opens;
   if (body.track_clicks !== undefined) changes.trackClicks = body.track_clicks;

@@ -182,18 +182,18 @@ export function accountsSuite(getApp: () => AccountsTestApp): void {
         ).resolves.toEqual(updated);
       });
 
-      it('clears the website with null or an empty string', async () => {
+      it('keeps the website when null or "" is sent with other changes (Go clients send every field)', async () => {
         const { account } = await app.createAccount();
-        for (const cleared of [null, '']) {
-          await app.rpc.request(AccountsSubjects.updateAccount, {
-            account_id: account.id,
-            changes: { website: 'https://example.com' },
-          });
+        await app.rpc.request(AccountsSubjects.updateAccount, {
+          account_id: account.id,
+          changes: { website: 'https://example.com' },
+        });
+        for (const unset of [null, '']) {
           const updated = await app.rpc.request(AccountsSubjects.updateAccount, {
             account_id: account.id,
-            changes: { website: cleared },
+            changes: { name: `Renamed ${String(unset)}`, website: unset },
           });
-          expect(updated.website).toBeNull();
+          expect(updated.website).toBe('https://example.com');
         }
       });
 

@@ -47,6 +47,7 @@ const STATUS_BY_CODE: { readonly [Code in ServiceErrorCode]: number } = {
   [SuppressionsErrorCode.InvalidDomain]: 400,
   [SuppressionsErrorCode.InvalidExpiry]: 400,
   [SuppressionsErrorCode.InvalidTimeRange]: 400,
+  [SuppressionsErrorCode.DomainNotFound]: 404,
 
   [MessagesErrorCode.InvalidMessage]: 400,
   [MessagesErrorCode.SenderDomainNotOwned]: 400,

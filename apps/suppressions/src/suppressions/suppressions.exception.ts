@@ -15,6 +15,7 @@ export const SuppressionsException = {
     ),
   expiryNotInFuture: () =>
     new CodedError(SuppressionsErrorCode.InvalidExpiry, 'expires_at must be in the future'),
+  domainNotFound: () => new CodedError(SuppressionsErrorCode.DomainNotFound, 'domain not found'),
   invalidTimeRange: () =>
     new CodedError(
       SuppressionsErrorCode.InvalidTimeRange,

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 
+import { AccountDomains } from './account-domains.service';
 import { AutomaticSuppressionsService } from './automatic-suppressions.service';
 import { DeliveryEventsController } from './delivery-events.controller';
 import { ExpiredPurgeService } from './expired-purge.service';
@@ -10,6 +11,7 @@ import { SuppressionsService } from './suppressions.service';
   controllers: [SuppressionsController],
   providers: [
     SuppressionsService,
+    AccountDomains,
     ExpiredPurgeService,
     AutomaticSuppressionsService,
     DeliveryEventsController,

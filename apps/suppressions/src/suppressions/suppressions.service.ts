@@ -19,6 +19,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 
 import { SuppressionsConfig } from '../suppressions.config';
+import { AccountDomains } from './account-domains.service';
 import {
   DOMAIN_KEY,
   GLOBAL_KEY,
@@ -82,15 +83,17 @@ export class SuppressionsService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly config: SuppressionsConfig,
     private readonly outbox: OutboxRelayService,
+    private readonly domains: AccountDomains,
   ) {}
 
-  /** Unexpired suppressions, newest first. */
+  /** Unexpired suppressions, newest first; `suppressions.domain_not_found` for a domain not owned. */
   async list(
     accountId: string,
     filters: SuppressionFilters | undefined,
     page: PageRequest,
   ): Promise<Page<SuppressionRecord>> {
     const criteria = listCriteria(filters);
+    if (criteria.domain !== undefined) await this.domains.requireOwned(accountId, criteria.domain);
     const query = this.dataSource.manager
       .createQueryBuilder(SuppressionEntity, 'suppression')
       .where('suppression.accountId = :accountId', { accountId })
@@ -169,9 +172,10 @@ export class SuppressionsService {
     return { message: deletedMessage(deleted) };
   }
 
-  /** Deletes every suppression of the account, or those of `domain` only. */
+  /** Deletes every suppression of the account, or those of `domain` only (a domain it owns). */
   async wipe(accountId: string, rawDomain: string | undefined): Promise<MessageResponse> {
     const domain = rawDomain === undefined ? undefined : requireDomain(rawDomain);
+    if (domain !== undefined) await this.domains.requireOwned(accountId, domain);
     const deleted =
       domain === undefined
         ? await this.deleteWhere('account_id = $1', [accountId])

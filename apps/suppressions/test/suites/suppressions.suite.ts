@@ -43,6 +43,14 @@ export function suppressionsSuite(getApp: () => SuppressionsTestApp): void {
 
     const ids = (page: Page<SuppressionRecord>): string[] => page.data.map((record) => record.id);
 
+    /** An account with suppressions of domains it does not own: an unknown one, another's. */
+    async function withDomainsNotOwned(): Promise<{ accountId: string; domains: string[] }> {
+      const accountId = newAccountId();
+      const domains = [uniqueDomain(), (await app.createDomain(newAccountId())).domain];
+      for (const domain of domains) await createSuppression(app, accountId, { domain });
+      return { accountId, domains };
+    }
+
     describe('create', () => {
       it('normalises the address and domain and answers the contract record', async () => {
         const accountId = newAccountId();
@@ -183,7 +191,7 @@ export function suppressionsSuite(getApp: () => SuppressionsTestApp): void {
       it('filters by address (normalised), domain and creation time', async () => {
         const accountId = newAccountId();
         const email = uniqueEmail();
-        const domain = uniqueDomain();
+        const { domain } = await app.createDomain(accountId);
         const global = await createSuppression(app, accountId, { email });
         const scoped = await createSuppression(app, accountId, { email, domain });
         const other = await createSuppression(app, accountId, { domain });
@@ -215,6 +223,16 @@ export function suppressionsSuite(getApp: () => SuppressionsTestApp): void {
           other.id,
           scoped.id,
         ]);
+      });
+
+      it('answers domain_not_found for a domain the account does not own', async () => {
+        const { accountId, domains } = await withDomainsNotOwned();
+        for (const domain of domains) {
+          await expect(list(accountId, { domain })).rejects.toMatchObject({
+            code: SuppressionsErrorCode.DomainNotFound,
+            message: 'domain not found',
+          });
+        }
       });
 
       it('refuses bad filters', async () => {
@@ -333,7 +351,7 @@ export function suppressionsSuite(getApp: () => SuppressionsTestApp): void {
 
       it('deletes the domain’s suppressions only, with a domain', async () => {
         const accountId = newAccountId();
-        const domain = uniqueDomain();
+        const { domain } = await app.createDomain(accountId);
         const global = await createSuppression(app, accountId);
         const elsewhere = await createSuppression(app, accountId, { domain: uniqueDomain() });
         await createSuppression(app, accountId, { domain });
@@ -349,6 +367,16 @@ export function suppressionsSuite(getApp: () => SuppressionsTestApp): void {
         await expect(wipe(accountId, 'not a domain')).rejects.toMatchObject({
           code: SuppressionsErrorCode.InvalidDomain,
         });
+      });
+
+      it('deletes nothing for a domain the account does not own (domain_not_found)', async () => {
+        const { accountId, domains } = await withDomainsNotOwned();
+        for (const domain of domains) {
+          await expect(wipe(accountId, domain)).rejects.toMatchObject({
+            code: SuppressionsErrorCode.DomainNotFound,
+          });
+        }
+        await expect(storedRows(app, accountId)).resolves.toBe(2);
       });
 
       it('deletes every suppression of the account and nothing of another', async () => {

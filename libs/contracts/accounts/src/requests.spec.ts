@@ -79,6 +79,26 @@ describe('UpdateAccountRequest', () => {
     expect({ ...result.value.changes }).toEqual({ name: 'Acme' });
   });
 
+  it('reads what a Go client sends for unset fields as absent; an empty about clears it', () => {
+    const result = validatePayload(UpdateAccountRequest, {
+      account_id: ACCOUNT_ID,
+      changes: {
+        name: '',
+        website: '',
+        about: '',
+        track_opens: true,
+        track_clicks: null,
+        message_metadata_retention: null,
+      },
+    });
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(JSON.parse(JSON.stringify(result.value.changes))).toEqual({
+      about: '',
+      track_opens: true,
+    });
+  });
+
   it('prefixes nested failures with their path', () => {
     const message = failure(
       validatePayload(UpdateAccountRequest, {

@@ -1,4 +1,4 @@
-import { WithPage } from '@envoi/contracts-core';
+import { EmptyAsAbsent, NullAsAbsent, WithPage } from '@envoi/contracts-core';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -19,7 +19,6 @@ import {
   Max,
   MaxLength,
   Min,
-  ValidateIf,
   ValidateNested,
 } from 'class-validator';
 
@@ -31,26 +30,29 @@ export const SCOPES_INPUT_MAX = 500;
 
 // ---- Public request bodies (validated at the edge, re-validated by the service) ----
 
+/**
+ * `""` and null leave the name and website unchanged (Go clients send every field), but `""`
+ * clears `about`.
+ */
 export class UpdateAccountBody {
-  @IsOptional() @IsString() @MaxLength(255) name?: string;
-  /** An http(s) URL; null or "" clears it. */
+  @EmptyAsAbsent() @IsOptional() @IsString() @MaxLength(255) name?: string;
+  @EmptyAsAbsent()
   @IsOptional()
-  @ValidateIf((_, website) => website !== '')
   @IsUrl({ require_protocol: true, protocols: ['http', 'https'] })
   @MaxLength(2048)
-  website?: string | null;
-  @IsOptional() @IsString() @MaxLength(10000) about?: string;
-  @IsOptional() @IsBoolean() track_opens?: boolean;
-  @IsOptional() @IsBoolean() track_clicks?: boolean;
-  @IsOptional() @IsBoolean() reject_bad_recipients?: boolean;
-  @IsOptional() @IsBoolean() reject_mistyped_recipients?: boolean;
-  @IsOptional() @IsInt() @Min(1) @Max(30) message_metadata_retention?: number;
-  @IsOptional() @IsInt() @Min(0) @Max(30) message_data_retention?: number;
+  website?: string;
+  @NullAsAbsent() @IsOptional() @IsString() @MaxLength(10000) about?: string;
+  @NullAsAbsent() @IsOptional() @IsBoolean() track_opens?: boolean;
+  @NullAsAbsent() @IsOptional() @IsBoolean() track_clicks?: boolean;
+  @NullAsAbsent() @IsOptional() @IsBoolean() reject_bad_recipients?: boolean;
+  @NullAsAbsent() @IsOptional() @IsBoolean() reject_mistyped_recipients?: boolean;
+  @NullAsAbsent() @IsOptional() @IsInt() @Min(1) @Max(30) message_metadata_retention?: number;
+  @NullAsAbsent() @IsOptional() @IsInt() @Min(0) @Max(30) message_data_retention?: number;
 }
 
 export class AddMemberBody {
   @IsEmail() @MaxLength(254) email!: string;
-  @IsOptional() @IsString() @MaxLength(255) name?: string;
+  @EmptyAsAbsent() @IsOptional() @IsString() @MaxLength(255) name?: string;
   @IsIn(MEMBER_ROLES) role!: MemberRole;
 }
 
@@ -64,6 +66,7 @@ export class CreateApiKeyBody {
   @MaxLength(300, { each: true })
   scopes!: string[];
 
+  @NullAsAbsent()
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(IP_ALLOW_LIST_INPUT_MAX)
@@ -72,10 +75,11 @@ export class CreateApiKeyBody {
   ip_allow_list?: string[];
 }
 
-/** Null or omitted fields stay unchanged; at least one provided value must differ. */
+/** Null, omitted (or, for the label, empty) fields stay unchanged; one provided value must differ. */
 export class UpdateApiKeyBody {
-  @IsOptional() @IsString() @Length(1, 255) label?: string | null;
+  @EmptyAsAbsent() @IsOptional() @IsString() @Length(1, 255) label?: string | null;
 
+  @NullAsAbsent()
   @IsOptional()
   @IsArray()
   @ArrayMinSize(1)
@@ -84,6 +88,7 @@ export class UpdateApiKeyBody {
   @MaxLength(300, { each: true })
   scopes?: string[] | null;
 
+  @NullAsAbsent()
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(IP_ALLOW_LIST_INPUT_MAX)

@@ -1,3 +1,4 @@
+export * from './absent';
 export * from './errors';
 export * from './hostnames';
 export * from './pagination';

@@ -31,8 +31,27 @@ describe('CreateDomainRequest', () => {
     expect({ ...result.value.body }).toEqual({
       domain: 'example.com',
       tracking_subdomain: 'click',
-      dkim_selector: null,
+      dkim_selector: undefined,
     });
+  });
+
+  it('reads the empty optional fields of a Go client as absent', () => {
+    const result = validatePayload(CreateDomainRequest, {
+      account_id: ACCOUNT_ID,
+      body: {
+        domain: 'example.com',
+        dkim_private_key: '',
+        tracking_subdomain: '',
+        return_path_subdomain: '',
+        subscription_subdomain: '',
+        media_subdomain: null,
+        dkim_rotation_interval_days: null,
+        dkim_selector: '',
+      },
+    });
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(JSON.parse(JSON.stringify(result.value.body))).toEqual({ domain: 'example.com' });
   });
 
   it('checks types and ranges', () => {
@@ -63,6 +82,17 @@ describe('UpdateDomainRequest', () => {
         changes: { tracking_subdomain: null, dkim_selector: '' },
       }).ok,
     ).toBe(true);
+  });
+
+  it('leaves an empty subdomain unchanged, but keeps an empty dkim_selector (it clears it)', () => {
+    const result = validatePayload(UpdateDomainRequest, {
+      account_id: ACCOUNT_ID,
+      domain: 'example.com',
+      changes: { tracking_subdomain: '', media_subdomain: null, dkim_selector: '' },
+    });
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(JSON.parse(JSON.stringify(result.value.changes))).toEqual({ dkim_selector: '' });
   });
 });
 

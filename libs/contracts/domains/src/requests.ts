@@ -1,4 +1,4 @@
-import { WithPage } from '@envoi/contracts-core';
+import { EmptyAsAbsent, NullAsAbsent, WithPage } from '@envoi/contracts-core';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -27,17 +27,28 @@ export const DKIM_ROTATION_INTERVAL_MAX_DAYS = 180;
 
 // ---- Public request bodies (validated at the edge, re-validated by the service) ----
 
+/** An optional subdomain: empty or null leaves it unset (the default, or unchanged). */
+function OptionalSubdomain(): PropertyDecorator {
+  const decorators = [EmptyAsAbsent(), IsOptional(), IsString(), MaxLength(SUBDOMAIN_INPUT_MAX)];
+  return (target, property) => decorators.forEach((decorate) => decorate(target, property));
+}
+
 export class CreateDomainBody {
   @IsString() @MaxLength(DOMAIN_NAME_INPUT_MAX) domain!: string;
 
   /** Bring-your-own DKIM key: an RSA private key (PEM) of 1024–4096 bits. */
-  @IsOptional() @IsString() @MaxLength(DKIM_PRIVATE_KEY_INPUT_MAX) dkim_private_key?: string;
+  @EmptyAsAbsent()
+  @IsOptional()
+  @IsString()
+  @MaxLength(DKIM_PRIVATE_KEY_INPUT_MAX)
+  dkim_private_key?: string;
 
-  @IsOptional() @IsString() @MaxLength(SUBDOMAIN_INPUT_MAX) tracking_subdomain?: string;
-  @IsOptional() @IsString() @MaxLength(SUBDOMAIN_INPUT_MAX) return_path_subdomain?: string;
-  @IsOptional() @IsString() @MaxLength(SUBDOMAIN_INPUT_MAX) subscription_subdomain?: string;
-  @IsOptional() @IsString() @MaxLength(SUBDOMAIN_INPUT_MAX) media_subdomain?: string;
+  @OptionalSubdomain() tracking_subdomain?: string;
+  @OptionalSubdomain() return_path_subdomain?: string;
+  @OptionalSubdomain() subscription_subdomain?: string;
+  @OptionalSubdomain() media_subdomain?: string;
 
+  @NullAsAbsent()
   @IsOptional()
   @IsInt()
   @Min(DKIM_ROTATION_INTERVAL_MIN_DAYS)
@@ -45,23 +56,31 @@ export class CreateDomainBody {
   dkim_rotation_interval_days?: number;
 
   /** Empty, whitespace-only or null: the default selector. */
-  @IsOptional() @IsString() @MaxLength(SUBDOMAIN_INPUT_MAX) dkim_selector?: string | null;
+  @EmptyAsAbsent() @IsOptional() @IsString() @MaxLength(SUBDOMAIN_INPUT_MAX) dkim_selector?: string;
 }
 
-/** Omitted (or null) fields stay unchanged; for `dkim_selector` an empty string clears it. */
+/**
+ * Omitted, null (or, for a subdomain, empty) fields stay unchanged; for `dkim_selector` an empty
+ * string clears it.
+ */
 export class UpdateDomainBody {
-  @IsOptional() @IsString() @MaxLength(SUBDOMAIN_INPUT_MAX) tracking_subdomain?: string | null;
-  @IsOptional() @IsString() @MaxLength(SUBDOMAIN_INPUT_MAX) return_path_subdomain?: string | null;
-  @IsOptional() @IsString() @MaxLength(SUBDOMAIN_INPUT_MAX) subscription_subdomain?: string | null;
-  @IsOptional() @IsString() @MaxLength(SUBDOMAIN_INPUT_MAX) media_subdomain?: string | null;
+  @OptionalSubdomain() tracking_subdomain?: string | null;
+  @OptionalSubdomain() return_path_subdomain?: string | null;
+  @OptionalSubdomain() subscription_subdomain?: string | null;
+  @OptionalSubdomain() media_subdomain?: string | null;
 
+  @NullAsAbsent()
   @IsOptional()
   @IsInt()
   @Min(DKIM_ROTATION_INTERVAL_MIN_DAYS)
   @Max(DKIM_ROTATION_INTERVAL_MAX_DAYS)
   dkim_rotation_interval_days?: number | null;
 
-  @IsOptional() @IsString() @MaxLength(SUBDOMAIN_INPUT_MAX) dkim_selector?: string | null;
+  @NullAsAbsent()
+  @IsOptional()
+  @IsString()
+  @MaxLength(SUBDOMAIN_INPUT_MAX)
+  dkim_selector?: string | null;
 }
 
 // ---- Bus requests ----

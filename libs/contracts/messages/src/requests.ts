@@ -1,4 +1,4 @@
-import { PageRequest } from '@envoi/contracts-core';
+import { EmptyAsAbsent, NullAsAbsent, PageRequest } from '@envoi/contracts-core';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -61,12 +61,12 @@ export function IsStringMap(options?: ValidationOptions): PropertyDecorator {
 /** An email address with an optional display name (spec 2.1 Address). */
 export class AddressBody {
   @IsEmail() @MaxLength(EMAIL_MAX_LENGTH) email!: string;
-  @IsOptional() @IsString() @MaxLength(DISPLAY_NAME_MAX_LENGTH) name?: string;
+  @EmptyAsAbsent() @IsOptional() @IsString() @MaxLength(DISPLAY_NAME_MAX_LENGTH) name?: string;
 }
 
 /** A recipient and the substitutions that override the global ones (spec 2.1 Recipient). */
 export class RecipientBody extends AddressBody {
-  @IsOptional() @IsObject() substitutions?: Record<string, unknown>;
+  @NullAsAbsent() @IsOptional() @IsObject() substitutions?: Record<string, unknown>;
 }
 
 /** Spec 2.1 Attachment: `data` is UTF-8 text, or base64 when `base64` is true. */
@@ -74,10 +74,10 @@ export class AttachmentBody {
   @IsString() data!: string;
   @IsString() @Length(1, 255) content_type!: string;
   @IsString() @Length(1, 255) file_name!: string;
-  @IsOptional() @IsBoolean() base64?: boolean;
-  @IsOptional() @IsString() @MaxLength(255) content_disposition?: string;
+  @NullAsAbsent() @IsOptional() @IsBoolean() base64?: boolean;
+  @EmptyAsAbsent() @IsOptional() @IsString() @MaxLength(255) content_disposition?: string;
   /** `<name@host>` (angle brackets) makes it an inline image referenced as `cid:name@host`. */
-  @IsOptional() @IsString() @MaxLength(255) content_id?: string;
+  @EmptyAsAbsent() @IsOptional() @IsString() @MaxLength(255) content_id?: string;
 }
 
 export class TrackingBody {
@@ -101,19 +101,20 @@ export class RetentionBody {
 
 /** Bounds relative to "now" (spec 4.2 rule 6) are checked by the messages service. */
 export class ScheduleBody {
-  @IsOptional() @IsISO8601({ strict: true }) first_attempt?: string;
-  @IsOptional() @IsISO8601({ strict: true }) expires?: string;
+  @EmptyAsAbsent() @IsOptional() @IsISO8601({ strict: true }) first_attempt?: string;
+  @EmptyAsAbsent() @IsOptional() @IsISO8601({ strict: true }) expires?: string;
 }
 
 /** What every send shares: sender, content, attachments, headers and delivery options. */
 export class SendOptionsBody {
   @IsDefined() @ValidateNested() @Type(() => AddressBody) from!: AddressBody;
-  @IsOptional() @ValidateNested() @Type(() => AddressBody) reply_to?: AddressBody;
+  @NullAsAbsent() @IsOptional() @ValidateNested() @Type(() => AddressBody) reply_to?: AddressBody;
   @IsString() @MaxLength(SUBJECT_MAX_LENGTH) subject!: string;
-  @IsOptional() @IsString() text_content?: string;
-  @IsOptional() @IsString() html_content?: string;
-  @IsOptional() @IsString() amp_content?: string;
+  @EmptyAsAbsent() @IsOptional() @IsString() text_content?: string;
+  @EmptyAsAbsent() @IsOptional() @IsString() html_content?: string;
+  @EmptyAsAbsent() @IsOptional() @IsString() amp_content?: string;
 
+  @NullAsAbsent()
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(ATTACHMENTS_MAX)
@@ -121,8 +122,9 @@ export class SendOptionsBody {
   @Type(() => AttachmentBody)
   attachments?: AttachmentBody[];
 
-  @IsOptional() @IsStringMap() headers?: Record<string, string>;
+  @NullAsAbsent() @IsOptional() @IsStringMap() headers?: Record<string, string>;
 
+  @NullAsAbsent()
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(TAGS_MAX)
@@ -130,11 +132,15 @@ export class SendOptionsBody {
   @Length(1, TAG_MAX_LENGTH, { each: true })
   tags?: string[];
 
-  @IsOptional() @IsBoolean() sandbox?: boolean;
-  @IsOptional() @IsIn(SANDBOX_RESULTS) sandbox_result?: SandboxResult;
-  @IsOptional() @ValidateNested() @Type(() => TrackingBody) tracking?: TrackingBody | null;
-  @IsOptional() @ValidateNested() @Type(() => RetentionBody) retention?: RetentionBody | null;
-  @IsOptional() @ValidateNested() @Type(() => ScheduleBody) schedule?: ScheduleBody;
+  @NullAsAbsent() @IsOptional() @IsBoolean() sandbox?: boolean;
+  @EmptyAsAbsent() @IsOptional() @IsIn(SANDBOX_RESULTS) sandbox_result?: SandboxResult;
+  @NullAsAbsent() @IsOptional() @ValidateNested() @Type(() => TrackingBody) tracking?: TrackingBody;
+  @NullAsAbsent()
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => RetentionBody)
+  retention?: RetentionBody;
+  @NullAsAbsent() @IsOptional() @ValidateNested() @Type(() => ScheduleBody) schedule?: ScheduleBody;
 }
 
 /** POST /messages (spec 2.1): one message per recipient. */
@@ -146,7 +152,7 @@ export class CreateMessageBody extends SendOptionsBody {
   @Type(() => RecipientBody)
   recipients!: RecipientBody[];
 
-  @IsOptional() @IsObject() substitutions?: Record<string, unknown>;
+  @NullAsAbsent() @IsOptional() @IsObject() substitutions?: Record<string, unknown>;
 }
 
 /** POST /messages/conversation: one message to to/cc/bcc together, no substitutions. */
@@ -158,6 +164,7 @@ export class CreateConversationBody extends SendOptionsBody {
   @Type(() => AddressBody)
   to!: AddressBody[];
 
+  @NullAsAbsent()
   @IsOptional()
   @IsArray()
   @ArrayMinSize(1)
@@ -166,6 +173,7 @@ export class CreateConversationBody extends SendOptionsBody {
   @Type(() => AddressBody)
   cc?: AddressBody[];
 
+  @NullAsAbsent()
   @IsOptional()
   @IsArray()
   @ArrayMinSize(1)

@@ -1,3 +1,4 @@
+import { EmptyAsAbsent, NullAsAbsent } from '@envoi/contracts-core';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -27,20 +28,21 @@ export class V1AttachmentBody {
   @IsString() data!: string;
   @IsString() @Length(1, 255) content_type!: string;
   @IsString() @Length(1, 255) file_name!: string;
-  @IsOptional() @IsBoolean() base64?: boolean;
-  @IsOptional() @IsString() @MaxLength(255) content_id?: string;
+  @NullAsAbsent() @IsOptional() @IsBoolean() base64?: boolean;
+  @EmptyAsAbsent() @IsOptional() @IsString() @MaxLength(255) content_id?: string;
 }
 
 export class V1ReplyToBody {
   @IsEmail() @MaxLength(EMAIL_MAX_LENGTH) email!: string;
-  @IsOptional() @IsString() @MaxLength(DISPLAY_NAME_MAX_LENGTH) name?: string;
+  @EmptyAsAbsent() @IsOptional() @IsString() @MaxLength(DISPLAY_NAME_MAX_LENGTH) name?: string;
 }
 
 export class V1ContentBody {
   @IsString() @MaxLength(SUBJECT_MAX_LENGTH) subject!: string;
-  @IsOptional() @IsString() text_body?: string;
-  @IsOptional() @IsString() html_body?: string;
+  @EmptyAsAbsent() @IsOptional() @IsString() text_body?: string;
+  @EmptyAsAbsent() @IsOptional() @IsString() html_body?: string;
 
+  @NullAsAbsent()
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(ATTACHMENTS_MAX)
@@ -48,8 +50,12 @@ export class V1ContentBody {
   @Type(() => V1AttachmentBody)
   attachments?: V1AttachmentBody[];
 
-  @IsOptional() @IsStringMap() headers?: Record<string, string>;
-  @IsOptional() @ValidateNested() @Type(() => V1ReplyToBody) reply_to?: V1ReplyToBody;
+  @NullAsAbsent() @IsOptional() @IsStringMap() headers?: Record<string, string>;
+  @NullAsAbsent()
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => V1ReplyToBody)
+  reply_to?: V1ReplyToBody;
 }
 
 /** POST /v1/email/send (spec 4.1): content nested under `content`, up to 100 recipients. */

@@ -11,4 +11,6 @@ export enum SuppressionsErrorCode {
   InvalidExpiry = 'suppressions.invalid_expires_at',
   /** A `from_time` later than `to_time`. */
   InvalidTimeRange = 'suppressions.invalid_time_range',
+  /** A `domain` filter (list, wipe) naming no domain of the account. */
+  DomainNotFound = 'suppressions.domain_not_found',
 }

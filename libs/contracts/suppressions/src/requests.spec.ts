@@ -71,8 +71,21 @@ describe('CreateSuppressionRequest', () => {
     expect({ ...result.value.body }).toEqual({
       email: 'a@example.com',
       expires_at: '2030-01-01T00:00:00Z',
-      domain: null,
+      domain: undefined,
       reason: 'asked',
+    });
+  });
+
+  it('reads an empty domain and reason as absent (Go clients send every field)', () => {
+    const result = validatePayload(CreateSuppressionRequest, {
+      account_id: ACCOUNT_ID,
+      body: { email: 'a@example.com', expires_at: '2030-01-01T00:00:00Z', domain: '', reason: '' },
+    });
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(JSON.parse(JSON.stringify(result.value.body))).toEqual({
+      email: 'a@example.com',
+      expires_at: '2030-01-01T00:00:00Z',
     });
   });
 

@@ -1,4 +1,4 @@
-import { WithPage } from '@envoi/contracts-core';
+import { EmptyAsAbsent, WithPage } from '@envoi/contracts-core';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -50,10 +50,11 @@ export class CreateSuppressionBody {
   /** Must be in the future. */
   @IsRfc3339DateTime() expires_at!: string;
 
-  /** A hostname; omitted or null: the suppression applies to every domain of the account. */
-  @IsOptional() @IsString() @MaxLength(DOMAIN_NAME_INPUT_MAX) domain?: string | null;
+  /** A hostname; omitted, empty or null: the suppression applies to every domain of the account. */
+  @EmptyAsAbsent() @IsOptional() @IsString() @MaxLength(DOMAIN_NAME_INPUT_MAX) domain?: string;
 
-  @IsOptional() @IsString() @MaxLength(REASON_MAX) reason?: string | null;
+  /** Omitted, empty or null: no reason (null in the record). */
+  @EmptyAsAbsent() @IsOptional() @IsString() @MaxLength(REASON_MAX) reason?: string;
 }
 
 /** The filters of GET /suppressions (query parameters). */
