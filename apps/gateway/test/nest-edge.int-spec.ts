@@ -65,8 +65,8 @@ class TestController {
 }
 
 /**
- * The edge stages wired into a Nest application on Fastify the way main.ts does it: Nest's
- * adapter registers its own body parsers at init, after configureFastify has run.
+ * The edge stages wired into a Nest application on Fastify the way main.ts does it: without
+ * Nest's body parsers, so configureFastify's strict JSON parser is the only one.
  */
 describe('idempotency under Nest on Fastify', () => {
   let app: NestFastifyApplication | undefined;
@@ -100,7 +100,7 @@ describe('idempotency under Nest on Fastify', () => {
     app = await NestFactory.create<NestFastifyApplication>(
       TestModule,
       new FastifyAdapter({ genReqId: () => randomUUID(), requestIdHeader: false, logger: false }),
-      { logger: false },
+      { logger: false, bodyParser: false },
     );
     configureFastify(app.getHttpAdapter().getInstance(), {
       authenticator: {
@@ -147,7 +147,7 @@ describe('idempotency under Nest on Fastify', () => {
     expect(executionsOf(accountId, 'things')).toBe(1);
   });
 
-  it("fingerprints the body Nest's parser reads: another body is a 422", async () => {
+  it('fingerprints the body the JSON parser reads: another body is a 422', async () => {
     const accountId = newAccountId();
     await send(accountId, 'things', 'k', '{"n":1}');
     const other = await send(accountId, 'things', 'k', '{"n":2}');
@@ -160,6 +160,14 @@ describe('idempotency under Nest on Fastify', () => {
     const accountId = newAccountId();
     const response = await send(accountId, 'things', 'k', '{"__proto__":{"x":1}}');
     expect(response.status).toBe(400);
+    expect(executionsOf(accountId, 'things')).toBe(0);
+  });
+
+  it('refuses a duplicate key with 400 and the contract body, before any execution', async () => {
+    const accountId = newAccountId();
+    const response = await send(accountId, 'things', 'k', '{"n":1,"n":2}');
+    expect(response.status).toBe(400);
+    expect(response.json()).toEqual({ message: 'duplicate key "n" in JSON object' });
     expect(executionsOf(accountId, 'things')).toBe(0);
   });
 

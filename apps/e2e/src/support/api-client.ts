@@ -14,8 +14,8 @@ export interface ApiResponse<T = unknown> {
 
 export interface RequestOptions {
   body?: unknown;
-  /** Sent as-is instead of JSON-encoding `body`. */
-  rawBody?: string;
+  /** Sent as-is instead of JSON-encoding `body` (bytes for a body that is not UTF-8). */
+  rawBody?: string | Buffer;
   headers?: Record<string, string>;
   /** Source address of the connection: any 127.0.0.0/8 address, or ::1. */
   localAddress?: string;

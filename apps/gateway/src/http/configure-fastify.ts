@@ -4,11 +4,14 @@ import type { Logger } from '@envoi/shared-observability';
 import type { FastifyInstance, FastifyRequest, RequestPayload } from 'fastify';
 
 import type { Authenticator } from '../auth/authenticator.service';
+import { ApiError } from '../errors/api-error';
 import { sendError, toErrorResponse } from '../errors/http-errors.filter';
 import type { IdempotencyHooks } from '../idempotency/idempotency.hooks';
 import { IDEMPOTENCY_KEY_HEADER } from '../idempotency/idempotency-policy';
 import type { RateLimiter } from '../rate-limit/rate-limiter.service';
 import { edgeRouteConfig } from './edge-route';
+import { parseStrictJson, StrictJsonError } from './strict-json';
+import { checkUrlText } from './url-text';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 
@@ -30,6 +33,21 @@ function teeRawBody(request: FastifyRequest, payload: RequestPayload): RequestPa
   return tee;
 }
 
+function parseJsonBody(
+  _request: FastifyRequest,
+  body: Buffer,
+  done: (error: Error | null, body?: unknown) => void,
+): void {
+  let parsed: unknown;
+  try {
+    parsed = parseStrictJson(body);
+  } catch (error) {
+    done(error instanceof StrictJsonError ? new ApiError(400, error.message) : (error as Error));
+    return;
+  }
+  done(null, parsed);
+}
+
 /** The edge stages that run as Fastify hooks, below Nest's guards and pipes. */
 export interface EdgeStages {
   authenticator: Pick<Authenticator, 'onRequest'>;
@@ -39,7 +57,8 @@ export interface EdgeStages {
 
 /**
  * Edge behaviour that sits below Nest, in this order: request id, authentication (credentials,
- * IP allow list, account path), rate limit, then — once the JSON body is read — idempotency.
+ * IP allow list, account path), rate limit, query and path text, then — once the JSON body is
+ * read — idempotency.
  * What fails before a route runs (bad JSON, body too large, 415) is answered by the error
  * handler: Nest's, or installEdgeErrorHandler's without Nest.
  */
@@ -50,6 +69,11 @@ export function configureFastify(fastify: FastifyInstance, stages: EdgeStages): 
   });
   fastify.addHook('onRequest', (request) => stages.authenticator.onRequest(request));
   fastify.addHook('onRequest', (request) => stages.rateLimiter.onRequest(request));
+  // A throw here reaches the error handler like a rejected hook.
+  fastify.addHook('onRequest', (request, _reply, done) => {
+    checkUrlText(request);
+    done();
+  });
   fastify.addHook('preHandler', (request, reply) => stages.idempotency.preHandler(request, reply));
   fastify.addHook('onSend', (request, reply, payload) =>
     stages.idempotency.onSend(request, reply, payload),
@@ -59,11 +83,11 @@ export function configureFastify(fastify: FastifyInstance, stages: EdgeStages): 
     done();
   });
 
+  // The only body parser (main.ts gives Nest bodyParser: false): strict JSON, see strict-json.ts.
   // The raw bytes of an idempotent request's body, for the fingerprint, are teed off the stream
-  // the body parser reads: Nest's adapter registers its own application/json parser at init (it
-  // would refuse a second one), and both it and Fastify's default reject __proto__ and
-  // constructor keys. text/plain bodies are refused with 415.
+  // it reads. text/plain bodies are refused with 415.
   fastify.removeContentTypeParser('text/plain');
+  fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, parseJsonBody);
   fastify.addHook('preParsing', (request, _reply, payload, done) => {
     const fingerprinted =
       edgeRouteConfig(request).idempotency !== undefined &&
