@@ -4,7 +4,7 @@
 // builds). Type checking is separate: `npm run typecheck`.
 import { transformFile } from '@swc/core';
 import { createRequire } from 'node:module';
-import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 const require = createRequire(import.meta.url);
@@ -43,8 +43,16 @@ async function compile(file, options) {
   });
   await mkdir(path.dirname(outFile), { recursive: true });
   const mapName = `${path.basename(outFile)}.map`;
-  await writeFile(outFile, `${output.code}\n//# sourceMappingURL=${mapName}\n`);
-  if (output.map) await writeFile(`${outFile}.map`, output.map);
+  if (output.map) await writeAtomically(`${outFile}.map`, output.map);
+  await writeAtomically(outFile, `${output.code}\n//# sourceMappingURL=${mapName}\n`);
+}
+
+// Test suites compile while services of other suites load files from dist/: a file is replaced
+// whole (rename), never seen truncated or half written.
+async function writeAtomically(file, content) {
+  const temporary = `${file}.${process.pid}.tmp`;
+  await writeFile(temporary, content);
+  await rename(temporary, file);
 }
 
 const started = Date.now();

@@ -36,6 +36,24 @@ export class GatewayConfig extends ServiceEnv {
   @IsOptional() @IsInt() @Min(100) API_KEY_USAGE_FLUSH_MS: number = 30_000;
   @IsOptional() @IsInt() @Min(100) RPC_TIMEOUT_MS: number = 10_000;
 
+  /** How long a client has to finish the TLS handshake (and to send its first byte at all). */
+  @IsOptional() @IsInt() @Min(100) TLS_HANDSHAKE_TIMEOUT_MS: number = 10_000;
+  /** How long a client has to send a request's headers, from its first byte. */
+  @IsOptional() @IsInt() @Min(100) HTTP_HEADERS_TIMEOUT_MS: number = 10_000;
+  /** How long a client has to send a whole request, body included (a 40 MB upload on a slow link). */
+  @IsOptional() @IsInt() @Min(100) HTTP_REQUEST_TIMEOUT_MS: number = 120_000;
+  /** A connection on which nothing moves for this long is closed, in a request or between two. */
+  @IsOptional() @IsInt() @Min(100) HTTP_IDLE_TIMEOUT_MS: number = 30_000;
+  /**
+   * After answering a request whose body it has not read (413, 401 before the body), how long the
+   * gateway keeps reading and discarding that body so the client can read the answer.
+   */
+  @IsOptional() @IsInt() @Min(0) HTTP_UNREAD_BODY_DRAIN_MS: number = 5_000;
+  /** Open connections one client IP may hold; more are closed at once. */
+  @IsOptional() @IsInt() @Min(1) HTTP_MAX_CONNECTIONS_PER_IP: number = 256;
+  /** Open connections in all; more are closed at once. */
+  @IsOptional() @IsInt() @Min(1) HTTP_MAX_CONNECTIONS: number = 10_000;
+
   /** Largest accepted request body (a message with attachments can be tens of MB). */
   @IsOptional() @IsInt() @Min(1024) BODY_LIMIT_BYTES: number = 40 * 1024 * 1024;
 

@@ -1,7 +1,5 @@
 import 'reflect-metadata';
 
-import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { Server as TlsServer } from 'node:tls';
 
 import { loadConfig } from '@envoi/shared-config';
@@ -14,23 +12,14 @@ import { Authenticator } from './auth/authenticator.service';
 import { GatewayConfig } from './gateway.config';
 import { configureFastify } from './http/configure-fastify';
 import { listenHttpsOnly } from './http/https-only-listener';
-import { parseQueryString } from './http/query-string';
+import { gatewayServerOptions, listenerLimits } from './http/server-options';
 import { IdempotencyHooks } from './idempotency/idempotency.hooks';
 import { RateLimiter } from './rate-limit/rate-limiter.service';
 
 async function bootstrap(): Promise<void> {
   const config = loadConfig(GatewayConfig);
   const logger = createLogger('gateway', config.LOG_LEVEL);
-  const trustedProxies = config.trustedProxies();
-  const adapter = new FastifyAdapter({
-    https: { key: readFileSync(config.TLS_KEY_FILE), cert: readFileSync(config.TLS_CERT_FILE) },
-    trustProxy: trustedProxies.length > 0 ? trustedProxies : false,
-    bodyLimit: config.BODY_LIMIT_BYTES,
-    querystringParser: parseQueryString,
-    genReqId: () => randomUUID(),
-    requestIdHeader: false,
-    logger: false,
-  });
+  const adapter = new FastifyAdapter(gatewayServerOptions(config));
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.register(config, logger),
     adapter,
@@ -41,6 +30,7 @@ async function bootstrap(): Promise<void> {
     authenticator: app.get(Authenticator),
     rateLimiter: app.get(RateLimiter),
     idempotency: app.get(IdempotencyHooks),
+    unreadBodyDrainMs: config.HTTP_UNREAD_BODY_DRAIN_MS,
   });
   await app.init();
   await app.getHttpAdapter().getInstance().ready();
@@ -49,6 +39,7 @@ async function bootstrap(): Promise<void> {
     app.getHttpServer() as unknown as TlsServer,
     config.HTTPS_PORT,
     config.HTTPS_HOST,
+    listenerLimits(config),
   );
   announceReady(logger, { host: config.HTTPS_HOST, port: config.HTTPS_PORT });
 

@@ -5,6 +5,7 @@ import type { FastifyRequest } from 'fastify';
 import { ApiError, AUTH_MESSAGES } from '../errors/api-error';
 import { edgeRouteConfig } from '../http/edge-route';
 import { UUID_PATTERN } from '../http/request-context';
+import { headerCount } from '../http/request-headers';
 import { API_KEY_PATTERN, bearerToken } from './api-key-secret';
 import { ApiKeyVerifier } from './api-key-verifier.service';
 import { KeyUsageRecorder } from './key-usage-recorder.service';
@@ -46,7 +47,12 @@ export class Authenticator {
   }
 
   private async verify(request: FastifyRequest, v1: boolean): Promise<Principal> {
-    const header = v1 ? request.headers['x-api-key'] : request.headers.authorization;
+    const headerName = v1 ? 'x-api-key' : 'authorization';
+    // Node keeps only the first Authorization and joins repeated X-Api-Key values: count them raw.
+    if (headerCount(request.raw.rawHeaders, headerName) > 1) {
+      throw new ApiError(400, `the ${headerName} header must be given only once`);
+    }
+    const header = request.headers[headerName];
     const secret = v1 ? (typeof header === 'string' ? header.trim() : null) : bearerToken(header);
     if (!secret) {
       throw unauthorized(v1, v1 ? AUTH_MESSAGES.v1InvalidCredentials : AUTH_MESSAGES.missingBearer);

@@ -51,17 +51,17 @@ export function toErrorResponse(error: unknown, logger: Logger, requestId: strin
     }
     return { status, message: error.message, headers: {} };
   }
+  if (error instanceof HttpException && error.getStatus() === 404) {
+    // Nest's router says "Cannot GET /v2/…": unknown routes answer like unknown resources.
+    return { status: 404, message: 'not found', headers: {} };
+  }
   if (error instanceof HttpException && error.getStatus() < 500) {
     const response = error.getResponse();
     const message =
       typeof response === 'object' && response !== null && 'message' in response
         ? [response.message].flat().join('; ')
         : error.message;
-    return {
-      status: error.getStatus(),
-      message: message.toLowerCase() === 'not found' ? 'not found' : message,
-      headers: {},
-    };
+    return { status: error.getStatus(), message, headers: {} };
   }
   const clientStatus = fastifyStatus(error);
   if (clientStatus !== undefined) {

@@ -10,7 +10,9 @@ import type { IdempotencyHooks } from '../idempotency/idempotency.hooks';
 import { IDEMPOTENCY_KEY_HEADER } from '../idempotency/idempotency-policy';
 import type { RateLimiter } from '../rate-limit/rate-limiter.service';
 import { edgeRouteConfig } from './edge-route';
+import { assertHeadersWithinLimit } from './request-headers';
 import { parseStrictJson, StrictJsonError } from './strict-json';
+import { drainUnreadBodyOnClose } from './unread-body';
 import { checkUrlText } from './url-text';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -53,6 +55,8 @@ export interface EdgeStages {
   authenticator: Pick<Authenticator, 'onRequest'>;
   rateLimiter: Pick<RateLimiter, 'onRequest'>;
   idempotency: Pick<IdempotencyHooks, 'preHandler' | 'onSend' | 'onResponse'>;
+  /** How long an upload answered before it was read is still read and discarded. */
+  unreadBodyDrainMs: number;
 }
 
 /**
@@ -65,6 +69,7 @@ export interface EdgeStages {
 export function configureFastify(fastify: FastifyInstance, stages: EdgeStages): void {
   fastify.addHook('onRequest', (request, reply, done) => {
     void reply.header(REQUEST_ID_HEADER, request.id);
+    assertHeadersWithinLimit(request);
     done();
   });
   fastify.addHook('onRequest', (request) => stages.authenticator.onRequest(request));
@@ -78,6 +83,10 @@ export function configureFastify(fastify: FastifyInstance, stages: EdgeStages): 
   fastify.addHook('onSend', (request, reply, payload) =>
     stages.idempotency.onSend(request, reply, payload),
   );
+  fastify.addHook('onSend', (request, reply, payload, done) => {
+    drainUnreadBodyOnClose(request, reply, stages.unreadBodyDrainMs);
+    done(null, payload);
+  });
   fastify.addHook('onResponse', (request, _reply, done) => {
     stages.idempotency.onResponse(request);
     done();
