@@ -126,10 +126,11 @@ describe('open and click tracking', () => {
       expect(response.headers['location']).toBeUndefined();
     }
     // Longer than any route parameter may be: refused before routing.
-    const long = await request<{ message: string }>('GET', `/t/c/${'x'.repeat(200)}`, {
+    const long = await request<{ message: string }>('GET', `/t/c/${'x'.repeat(2_000)}`, {
       contract: 'skip',
     });
     expect(long.status).toBe(414);
+    expect(long.body).toEqual({ message: expect.any(String) as unknown });
   });
 
   it('leaves untracked mail alone', async () => {
