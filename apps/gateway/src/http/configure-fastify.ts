@@ -1,6 +1,6 @@
 import { pipeline, Transform } from 'node:stream';
 
-import type { Logger } from '@envoi/shared-observability';
+import { type Logger, runInTraceContext } from '@envoi/shared-observability';
 import type { FastifyInstance, FastifyRequest, RequestPayload } from 'fastify';
 
 import type { Authenticator } from '../auth/authenticator.service';
@@ -11,6 +11,7 @@ import { IDEMPOTENCY_KEY_HEADER } from '../idempotency/idempotency-policy';
 import type { RateLimiter } from '../rate-limit/rate-limiter.service';
 import { edgeRouteConfig } from './edge-route';
 import { assertHeadersWithinLimit } from './request-headers';
+import { requestTraceContext } from './request-trace';
 import { parseStrictJson, StrictJsonError } from './strict-json';
 import { drainUnreadBodyOnClose } from './unread-body';
 import { checkUrlText } from './url-text';
@@ -78,6 +79,11 @@ export function configureFastify(fastify: FastifyInstance, stages: EdgeStages): 
   fastify.addHook('onRequest', (request, _reply, done) => {
     checkUrlText(request);
     done();
+  });
+  // From here (the body is read) the handler and everything it calls run in the request's trace
+  // context: RPC headers, outbox rows and log lines carry its request id.
+  fastify.addHook('preValidation', (request, _reply, done) => {
+    runInTraceContext(requestTraceContext(request), done);
   });
   fastify.addHook('preHandler', (request, reply) => stages.idempotency.preHandler(request, reply));
   fastify.addHook('onSend', (request, reply, payload) =>

@@ -1,3 +1,4 @@
+import { runInTraceContext, traceContextFrom } from '@envoi/shared-observability';
 import {
   type NatsContext,
   type NatsOptions,
@@ -22,6 +23,9 @@ const ROUND_TRIP_TIMEOUT_MS = 2_000;
  * sent here), waits until no message is in flight or `gracePeriodMs` has passed, flushes the
  * replies and closes the connection. An idle service so stops at once, where Nest's own graceful
  * shutdown always sleeps through the whole grace period.
+ *
+ * Each message is handled in the trace context its headers carry (request id, traceparent,
+ * account), so the handler's log lines and onward calls carry it too.
  *
  * A message is in flight from its receipt until its final reply packet has been handed to the
  * connection (requests) or until Nest reports that its handler finished (events).
@@ -129,10 +133,14 @@ export class DrainingNatsServer extends ServerNats {
       return;
     }
     const handled = this.inFlight.begin();
-    this.handleMessage(channel, message).then(handled, (handlingError: unknown) => {
-      handled();
-      this.logger.error(handlingError);
-    });
+    const context = traceContextFrom((name) => message.headers?.get(name) || undefined);
+    runInTraceContext(context, () => this.handleMessage(channel, message)).then(
+      handled,
+      (handlingError: unknown) => {
+        handled();
+        this.logger.error(handlingError);
+      },
+    );
   }
 
   private finishEvent(context: unknown): void {

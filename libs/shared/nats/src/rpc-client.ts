@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 
 import type { EventSubject, ReplyOf, RequestOf, RequestSubject } from '@envoi/contracts-core';
 import { CodedError, CommonErrorCode, isRpcErrorBody } from '@envoi/contracts-core';
+import { currentTraceContext, TRACE_HEADERS } from '@envoi/shared-observability';
 import { ErrorCode, headers as natsHeaders, type NatsConnection, NatsError } from 'nats';
 
 import { type BusLink, busLink } from './bus-link';
@@ -13,10 +14,11 @@ import {
   type NestResponsePacket,
 } from './nest-packet';
 
-export const REQUEST_ID_HEADER = 'x-request-id';
+export const REQUEST_ID_HEADER = TRACE_HEADERS.requestId;
 
 export interface RequestOptions {
   timeoutMs?: number;
+  /** Overrides the current trace context's request id (the gateway's hooks run outside one). */
   requestId?: string;
 }
 
@@ -52,7 +54,13 @@ export class RpcClient {
       throw new RpcError(CommonErrorCode.Unavailable, `${subject.name}: not connected to the bus`);
     }
     const headers = natsHeaders();
-    if (options.requestId) headers.set(REQUEST_ID_HEADER, options.requestId);
+    const context = currentTraceContext();
+    const requestId = options.requestId ?? context?.requestId;
+    if (requestId) headers.set(TRACE_HEADERS.requestId, requestId);
+    if (context) {
+      headers.set(TRACE_HEADERS.traceparent, context.traceparent);
+      if (context.accountId) headers.set(TRACE_HEADERS.accountId, context.accountId);
+    }
     let reply;
     try {
       reply = await this.connection.request(subject.name, encodePacket(packet), {

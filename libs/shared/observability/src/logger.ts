@@ -1,9 +1,14 @@
 import type { LoggerService } from '@nestjs/common';
 import pino, { type Logger } from 'pino';
 
+import { traceLogFields } from './trace-context';
+
 export type { Logger } from 'pino';
 
-/** JSON logs on stdout, one line per event, tagged with the service name. */
+/**
+ * JSON logs on stdout, one line per event, tagged with the service name and, while a trace context
+ * is current, with its request id, trace id and account id.
+ */
 export function createLogger(
   service: string,
   level: string = process.env['LOG_LEVEL'] ?? 'info',
@@ -12,6 +17,7 @@ export function createLogger(
     level,
     base: { service },
     timestamp: pino.stdTimeFunctions.isoTime,
+    mixin: traceLogFields,
     redact: { paths: ['secret', 'secret_key', 'authorization', '*.authorization'], remove: true },
   });
 }

@@ -1,3 +1,4 @@
+import { currentTraceContext, traceHeaders } from '@envoi/shared-observability';
 import type { EntityManager } from 'typeorm';
 
 import type { OutboxEntry } from './outbox';
@@ -7,17 +8,20 @@ import { OutboxMessageEntity } from './outbox-message.entity';
  * The INSERT of outbox rows, one array parameter per column whatever the number of rows:
  * PostgreSQL expands them with unnest, in order (`seq` numbers the rows as given). A row without
  * `availableAt` is due at once (`now()`, the column's default); the columns not listed take their
- * defaults (created now, not published, not cancelled, no failed attempt, no error).
+ * defaults (created now, not published, not cancelled, no failed attempt, no error). Every row
+ * keeps the current trace context, which the relay publishes as its message headers.
  */
 export function outboxInsertStatement(
   table: string,
   entries: readonly OutboxEntry[],
 ): { sql: string; parameters: unknown[] } {
   const sql =
-    `INSERT INTO ${table} (id, stream, subject, payload, available_at) ` +
-    'SELECT id, stream, subject, payload, coalesce(available_at, now()) ' +
-    'FROM unnest($1::uuid[], $2::text[], $3::text[], $4::jsonb[], $5::timestamptz[]) ' +
-    'WITH ORDINALITY AS r(id, stream, subject, payload, available_at, n) ORDER BY n';
+    `INSERT INTO ${table} (id, stream, subject, payload, available_at, trace) ` +
+    'SELECT id, stream, subject, payload, coalesce(available_at, now()), trace ' +
+    'FROM unnest($1::uuid[], $2::text[], $3::text[], $4::jsonb[], $5::timestamptz[], $6::jsonb[]) ' +
+    'WITH ORDINALITY AS r(id, stream, subject, payload, available_at, trace, n) ORDER BY n';
+  const context = currentTraceContext();
+  const trace = context ? JSON.stringify(traceHeaders(context)) : null;
   return {
     sql,
     parameters: [
@@ -27,6 +31,7 @@ export function outboxInsertStatement(
       // As TypeORM writes a jsonb column: JSON text, and a missing payload as NULL (refused).
       entries.map((entry) => (entry.payload == null ? null : JSON.stringify(entry.payload))),
       entries.map((entry) => entry.availableAt ?? null),
+      entries.map(() => trace),
     ],
   };
 }

@@ -33,6 +33,10 @@ export class OutboxMessageEntity {
   @Column({ type: 'jsonb' })
   payload!: unknown;
 
+  /** The trace headers (request id, traceparent, account) of the work that wrote the row. */
+  @Column({ type: 'jsonb', nullable: true })
+  trace!: Record<string, string> | null;
+
   @CreateDateColumn({ type: 'timestamptz' })
   createdAt!: Date;
 

@@ -1,4 +1,4 @@
-import type { NatsConnection } from 'nats';
+import { headers, type MsgHdrs, type NatsConnection } from 'nats';
 import { type DataSource, In } from 'typeorm';
 
 import { ensureStream, type StreamDefinition } from './event-stream';
@@ -37,6 +37,12 @@ export interface OutboxRelayLogger {
 }
 
 const encoder = new TextEncoder();
+
+function natsHeadersOf(values: Record<string, string>): MsgHdrs {
+  const result = headers();
+  for (const [name, value] of Object.entries(values)) result.set(name, value);
+  return result;
+}
 
 /**
  * Publishes due outbox rows to JetStream (their `available_at` has come; cancelled rows never),
@@ -114,6 +120,7 @@ export class OutboxRelay {
         rows.map((row) =>
           js.publish(row.subject, encoder.encode(JSON.stringify(row.payload)), {
             msgID: row.id,
+            headers: row.trace ? natsHeadersOf(row.trace) : undefined,
             expect: { streamName: row.stream },
             timeout: this.options.publishTimeoutMs,
           }),

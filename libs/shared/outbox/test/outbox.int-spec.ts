@@ -7,6 +7,7 @@ import {
   type StreamSubject,
 } from '@envoi/contracts-core';
 import { serviceDataSourceOptions } from '@envoi/shared-database';
+import { newTraceparent, runInTraceContext, traceHeaders } from '@envoi/shared-observability';
 import { DataSource } from 'typeorm';
 
 import {
@@ -26,7 +27,7 @@ function createOutboxSql(schema: string): string {
     "created_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(),
     "available_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(),
     "published_at" TIMESTAMP WITH TIME ZONE, "cancelled_at" TIMESTAMP WITH TIME ZONE,
-    "failed_attempts" integer NOT NULL DEFAULT '0', "last_error" text,
+    "failed_attempts" integer NOT NULL DEFAULT '0', "last_error" text, "trace" jsonb,
     CONSTRAINT "outbox_pkey" PRIMARY KEY ("id"))`;
 }
 
@@ -132,6 +133,26 @@ describe('enqueueOutbox', () => {
         ...common,
       },
     ]);
+  });
+
+  it('keeps the trace context the rows were written in, for the relay to publish', async () => {
+    const context = { requestId: `req-${randomUUID()}`, traceparent: newTraceparent() };
+    const id = randomUUID();
+    await runInTraceContext(context, () =>
+      db().transaction((manager) => enqueueOutbox(manager, [{ id, subject: event, payload: {} }])),
+    );
+    const untraced = randomUUID();
+    await db().transaction((manager) =>
+      enqueueOutbox(manager, [{ id: untraced, subject: event, payload: {} }]),
+    );
+    const stored = await db().query<Array<{ id: string; trace: unknown }>>(
+      `SELECT id, trace FROM "${schema}".outbox WHERE id = ANY($1::uuid[])`,
+      [[id, untraced]],
+    );
+    expect(Object.fromEntries(stored.map((row) => [row.id, row.trace]))).toEqual({
+      [id]: traceHeaders(context),
+      [untraced]: null,
+    });
   });
 
   it('keeps enqueueEvent and cancelOutboxEntry working on the rows it writes', async () => {
