@@ -314,6 +314,33 @@ describe('the Helm chart (k8s/envoi)', () => {
   );
 
   it.each(PLATFORM_SERVICES.map((s) => s.name))(
+    'probes %s on its health port: /healthz for liveness, /readyz for readiness',
+    (name) => {
+      const { config, ports } = entry(name);
+      expect(configOf(name, 'main').all).toEqual(
+        expect.arrayContaining(['HEALTH_HOST', 'HEALTH_PORT']),
+      );
+      expect(config['HEALTH_HOST']).toBe('0.0.0.0');
+      const healthPort = Number(config['HEALTH_PORT']);
+      expect(Number.isInteger(healthPort) && healthPort > 0).toBe(true);
+      expect(ports.map((port) => port['port'])).not.toContain(healthPort);
+      expect(ports.map((port) => port['name'])).not.toContain('health');
+      const deployment = template('deployment.yaml');
+      expect(deployment).toContain(
+        '- name: health\n              containerPort: {{ $config.HEALTH_PORT | int }}',
+      );
+      for (const [probe, path] of [
+        ['readinessProbe', '/readyz'],
+        ['livenessProbe', '/healthz'],
+      ] as const) {
+        expect(deployment).toContain(
+          `${probe}:\n            httpGet:\n              path: ${path}\n              port: health`,
+        );
+      }
+    },
+  );
+
+  it.each(PLATFORM_SERVICES.map((s) => s.name))(
     'exposes the port %s listens on and mounts the certificate it reads',
     (name) => {
       const { config, ports, svc } = entry(name);

@@ -75,6 +75,8 @@ export interface DevAccount {
   base_url: string;
   account_id: string;
   api_key: string;
+  /** Each service's health endpoints (`/healthz`, `/readyz`): base URL by service name. */
+  health: Record<string, string>;
 }
 
 export const devAccountFile = (dataDir: string) => path.join(dataDir, 'dev-account.json');

@@ -12,12 +12,13 @@ export async function ensureDevAccount(
   rpc: RpcClient,
   dataDir: string,
   baseUrl: string,
+  health: Record<string, string>,
 ): Promise<DevAccount> {
   const existing = readDevAccount(dataDir);
   if (existing) {
     try {
       await rpc.request(AccountsSubjects.getAccount, { account_id: existing.account_id });
-      const account = { ...existing, base_url: baseUrl };
+      const account = { ...existing, base_url: baseUrl, health };
       writeDevAccount(dataDir, account);
       return account;
     } catch (error) {
@@ -30,6 +31,7 @@ export async function ensureDevAccount(
     base_url: baseUrl,
     account_id: created.account.id,
     api_key: created.api_key.secret_key,
+    health,
   };
   writeDevAccount(dataDir, account);
   return account;

@@ -68,7 +68,12 @@ async function main(): Promise<void> {
     servers: platform.natsUrl.split(','),
     name: 'envoi-start',
   });
-  const account = await ensureDevAccount(new RpcClient(connection), dataDir, platform.baseUrl);
+  const account = await ensureDevAccount(
+    new RpcClient(connection),
+    dataDir,
+    platform.baseUrl,
+    platform.health,
+  );
   await connection.drain();
   writeRuntimeInfo(dataDir, {
     pid: process.pid,

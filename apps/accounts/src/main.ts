@@ -15,6 +15,7 @@ async function bootstrap(): Promise<void> {
     servers: config.natsServers(),
     logger: createLogger(SERVICE_NAME, config.LOG_LEVEL),
     gracePeriodMs: config.SHUTDOWN_GRACE_MS,
+    health: config,
   });
 }
 

@@ -18,6 +18,7 @@ async function bootstrap(): Promise<void> {
     // worker's own shutdown gives its SMTP sessions in flight SHUTDOWN_GRACE_MS and hands the
     // rest back to the queue.
     gracePeriodMs: config.SHUTDOWN_GRACE_MS,
+    health: config,
   });
 }
 

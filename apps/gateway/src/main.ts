@@ -3,12 +3,16 @@ import 'reflect-metadata';
 import type { Server as TlsServer } from 'node:tls';
 
 import { loadConfig } from '@envoi/shared-config';
+import { startHealthServer } from '@envoi/shared-health';
+import { NATS_CONNECTION, serviceReadiness } from '@envoi/shared-nats';
 import { announceReady, createLogger, NestPinoLogger } from '@envoi/shared-observability';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { NatsConnection } from 'nats';
 
 import { AppModule } from './app.module';
 import { Authenticator } from './auth/authenticator.service';
+import { GatewayDatabase } from './database/gateway-database';
 import { GatewayConfig } from './gateway.config';
 import { configureFastify } from './http/configure-fastify';
 import { listenHttpsOnly } from './http/https-only-listener';
@@ -41,7 +45,21 @@ async function bootstrap(): Promise<void> {
     config.HTTPS_HOST,
     listenerLimits(config),
   );
-  announceReady(logger, { host: config.HTTPS_HOST, port: config.HTTPS_PORT });
+  const database = app.get(GatewayDatabase);
+  const readiness = serviceReadiness({
+    connection: app.get<symbol, NatsConnection>(NATS_CONNECTION),
+    query: (sql) => database.query(sql, []),
+  });
+  const health = await startHealthServer({
+    host: config.HEALTH_HOST,
+    port: config.HEALTH_PORT,
+    readiness,
+  });
+  announceReady(logger, {
+    host: config.HTTPS_HOST,
+    port: config.HTTPS_PORT,
+    health: { host: config.HEALTH_HOST, port: health.port },
+  });
 
   // app.close() runs the shutdown hooks (flushing key usage, draining NATS) exactly once.
   let stopping = false;
@@ -49,6 +67,7 @@ async function bootstrap(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
+    readiness.markStopping();
     listener.close();
     app.close().then(
       () => process.exit(0),

@@ -5,6 +5,7 @@ import {
   defaultRetryDelay,
   durableConsumerConfig,
   NATS_CONNECTION,
+  trackConsumer,
 } from '@envoi/shared-nats';
 import {
   Inject,
@@ -72,6 +73,8 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private markReady!: () => void;
   private slotFreed: (() => void) | undefined;
   private fetching: { stop(): void } | undefined;
+  /** The consumer exists on the server and the last setup or pull did not fail. */
+  private attached = false;
   /** Resolves once the consumer exists (or the worker stopped before). */
   readonly ready = new Promise<void>((resolve) => (this.markReady = resolve));
 
@@ -83,6 +86,10 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   ) {}
 
   onApplicationBootstrap(): void {
+    trackConsumer(this.connection, {
+      name: DELIVERY_DURABLE,
+      attached: () => this.attached && !this.shutdown.signal.aborted,
+    });
     this.loop = this.run().finally(() => this.markReady());
   }
 
@@ -125,12 +132,14 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     while (!this.shutdown.signal.aborted && !this.connection.isClosed()) {
       try {
         consumer ??= await this.setup();
+        this.attached = true;
         this.markReady();
         await this.waitForSlot();
         if (this.shutdown.signal.aborted) break;
         await this.pull(consumer, this.config.DELIVERY_CONCURRENCY - this.inFlight.size);
         failures = 0;
       } catch (error) {
+        this.attached = false;
         if (this.shutdown.signal.aborted || this.connection.isClosed()) break;
         consumer = undefined;
         const delay = Math.min(250 * 2 ** Math.min(failures++, 10), SETUP_RETRY_MAX_MS);

@@ -4,8 +4,10 @@ import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 
-import { findFreePort, isPortOpen } from '@envoi/shared-infra';
+import { findFreePort, isPortOpen, PLATFORM_SERVICES } from '@envoi/shared-infra';
 import { pollUntil } from '@envoi/shared-testing';
+
+import { allAnswer, getHealth, readinessByService } from '../support/health';
 
 const ROOT = path.resolve(__dirname, '../../../..');
 const START = path.join(ROOT, 'dist/tools/start/main.js');
@@ -107,8 +109,19 @@ describe('npm start', () => {
       base_url: string;
       account_id: string;
       api_key: string;
+      health: Record<string, string>;
     };
     expect(saved.base_url).toBe(`https://127.0.0.1:${httpsPort}`);
+    expect(Object.keys(saved.health).sort()).toEqual(PLATFORM_SERVICES.map((s) => s.name).sort());
+    for (const url of Object.values(saved.health)) {
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:[0-9]+$/);
+      await expect(getHealth(url, '/healthz')).resolves.toMatchObject({ status: 200 });
+    }
+    await pollUntil(() => readinessByService(saved.health), allAnswer(200), {
+      timeoutMs: 30_000,
+      intervalMs: 200,
+      what: 'every service to be ready',
+    });
     expect(saved.api_key).toMatch(/^envoi-sk-[A-Za-z0-9]{64}$/);
     const printedKey = /API key:\s+(envoi-sk-\S+)/.exec(first.output())?.[1];
     expect(printedKey).toBe(saved.api_key);

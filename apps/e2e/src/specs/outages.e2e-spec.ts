@@ -6,6 +6,7 @@ import { pollUntil } from '@envoi/shared-testing';
 
 import type { AccountSession } from '../support/account-session';
 import { createVerifiedDomain } from '../support/domains';
+import { allAnswer, readinessByService } from '../support/health';
 import { OutagePlatform } from '../support/outage-platform';
 import { receiptsFor } from '../support/smtp-receipts';
 
@@ -111,6 +112,15 @@ describe('outages (reliability plan S4, S5)', () => {
     }
   }
 
+  /** Polls every service's `/readyz` until each answers `status`. */
+  async function waitReadiness(status: 200 | 503): Promise<void> {
+    await pollUntil(() => readinessByService(platform().platform.health), allAnswer(status), {
+      timeoutMs: 60_000,
+      intervalMs: 200,
+      what: `every service's /readyz to answer ${status}`,
+    });
+  }
+
   /** Each accepted message arrived exactly once, each refused one never. */
   function expectExactlyOnce(accepted: Sent[], refused: Sent[]): void {
     expect(accepted.map((entry) => [entry.to, receiptsFor(entry.to).length])).toEqual(
@@ -122,7 +132,8 @@ describe('outages (reliability plan S4, S5)', () => {
   /**
    * The scenario: two sends delivered (so nothing is in flight when it goes down: any duplicate
    * afterwards is a bug), the dependency down for a window of sends, back up, sends until one is
-   * accepted again, two more; then every check.
+   * accepted again, two more; then every check. Every service's readiness goes 503 while it is
+   * down and back to 200 after.
    */
   async function survive(
     tag: string,
@@ -133,11 +144,14 @@ describe('outages (reliability plan S4, S5)', () => {
     expect(before.map((entry) => entry.status)).toEqual([202, 202]);
     await waitDelivered(before);
 
+    await waitReadiness(200);
     await down();
     const whileDown = await sendDuring(`${tag}-down`, 3_000);
+    await waitReadiness(503);
     await up();
     const { sent: recovering, recoveryMs } = await sendUntilAccepted(`${tag}-recovering`);
     const after = [await send(`${tag}-after`), await send(`${tag}-after`)];
+    await waitReadiness(200);
 
     expectRefusedForNow(whileDown);
     const accepted = [...before, ...recovering, ...after].filter((entry) => entry.status === 202);

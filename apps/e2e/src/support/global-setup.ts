@@ -72,6 +72,7 @@ export default async function globalSetup(): Promise<void> {
     dnsServer: dns.address,
     dnsZoneFile,
     smtpReceiptsDir,
+    health: platform.health,
     serviceEnv: Object.fromEntries(
       Object.entries(platform.serviceEnv).filter(
         (entry): entry is [string, string] => typeof entry[1] === 'string',

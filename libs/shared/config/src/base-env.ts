@@ -37,6 +37,12 @@ export class ServiceEnv extends BaseEnv {
 
   /** Connections in this replica's PostgreSQL pool. */
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(100) DATABASE_POOL_SIZE: number = 10;
+
+  /** Port of the plain-HTTP `/healthz` and `/readyz` endpoints; 0 takes any free port (logged). */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(65535) HEALTH_PORT: number = 0;
+
+  /** Address the health endpoints listen on. */
+  @IsOptional() @IsString() HEALTH_HOST: string = '127.0.0.1';
 }
 
 /**

@@ -41,7 +41,9 @@ export interface RunningPlatform {
   natsUrl: string;
   certificate: CertificatePaths;
   services: ManagedProcess[];
-  /** The environment the services were started with. */
+  /** Each service's health endpoints (`/healthz`, `/readyz`): base URL by service name. */
+  health: Record<string, string>;
+  /** The environment the services were started with (each also got its own HEALTH_PORT). */
   serviceEnv: NodeJS.ProcessEnv;
   stop(): Promise<void>;
 }
@@ -79,6 +81,9 @@ function trackingSecret(options: PlatformOptions): string {
   }
   return randomBytes(32).toString('base64url');
 }
+
+/** The platform runs on this machine: every service serves its health endpoints on loopback. */
+const HEALTH_HOST = '127.0.0.1';
 
 function logSink(options: PlatformOptions, name: string): LogSink {
   if (options.logTo === 'console') return { kind: 'console', prefix: `[${name}]` };
@@ -159,8 +164,10 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       );
     }
 
+    const health: Record<string, string> = {};
     for (const service of PLATFORM_SERVICES) {
       log(`starting ${service.name}`);
+      const healthPort = await findFreePort();
       const child = startProcess(
         service.name,
         process.execPath,
@@ -168,10 +175,14 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
           '--enable-source-maps',
           path.join(options.distDir, 'apps', service.name, 'src', 'main.js'),
         ],
-        { env: serviceEnv, log: logSink(options, service.name) },
+        {
+          env: { ...serviceEnv, HEALTH_HOST, HEALTH_PORT: String(healthPort) },
+          log: logSink(options, service.name),
+        },
       );
       services.push(child);
       await waitForSignal(child, READY_SIGNAL, 60_000);
+      health[service.name] = `http://${HEALTH_HOST}:${healthPort}`;
     }
 
     return {
@@ -181,6 +192,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       natsUrl,
       certificate,
       services,
+      health,
       serviceEnv,
       stop,
     };

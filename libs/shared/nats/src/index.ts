@@ -1,4 +1,5 @@
 export * from './broadcast';
+export * from './consumer-attachments';
 export * from './domain-changes';
 export * from './durable-consumer-group';
 export * from './jetstream-consumer';
@@ -6,5 +7,6 @@ export * from './nats.module';
 export * from './nest-packet';
 export * from './rpc-client';
 export * from './service-bootstrap';
+export * from './service-health';
 export * from './service-transport';
 export * from './upload-store';

@@ -12,6 +12,8 @@ import {
   NatsError,
 } from 'nats';
 
+import { trackConsumer } from './consumer-attachments';
+
 /** Where and how often a message was delivered, for logs and idempotency keys. */
 export interface StreamDelivery {
   subject: string;
@@ -370,6 +372,8 @@ class DurableConsumerLoop<E> implements DurableConsumer {
   private markReady!: () => void;
   private stopping = false;
   private handling = false;
+  /** The consumer exists on the server and the last setup or pull did not fail. */
+  private attached = false;
   private batch: ConsumerMessages | undefined;
   private pause: { timer: NodeJS.Timeout; resume: () => void } | undefined;
   private readonly setupBackoff: (attempt: number) => number;
@@ -384,6 +388,10 @@ class DurableConsumerLoop<E> implements DurableConsumer {
       options.setupRetryMaxMs ?? DURABLE_CONSUMER_DEFAULTS.setupRetryMaxMs,
     );
     this.ready = new Promise((resolve) => (this.markReady = resolve));
+    trackConsumer(options.connection, {
+      name: options.durable,
+      attached: () => this.attached && !this.stopping,
+    });
     // A loop that ends without ever being ready (the connection closed) must not leave waiters hanging.
     this.done = this.run().finally(() => this.markReady());
   }
@@ -418,10 +426,12 @@ class DurableConsumerLoop<E> implements DurableConsumer {
     while (!this.stopping && !connection.isClosed()) {
       try {
         consumer ??= await this.setup();
+        this.attached = true;
         this.markReady();
         await this.pullBatch(consumer);
         failures = 0;
       } catch (error) {
+        this.attached = false;
         if (this.stopping || connection.isClosed()) break;
         consumer = undefined;
         const delay = this.setupBackoff(++failures);

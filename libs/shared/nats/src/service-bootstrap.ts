@@ -1,3 +1,4 @@
+import { type HealthSettings, startHealthServer } from '@envoi/shared-health';
 import {
   announceReady,
   createLogger,
@@ -6,7 +7,11 @@ import {
 } from '@envoi/shared-observability';
 import type { DynamicModule, INestMicroservice, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import type { NatsConnection } from 'nats';
+import { DataSource } from 'typeorm';
 
+import { NATS_CONNECTION } from './nats.module';
+import { serviceReadiness } from './service-health';
 import { configureServiceTransport, natsMicroserviceOptions } from './service-transport';
 
 export interface ServiceBootstrapOptions {
@@ -19,13 +24,16 @@ export interface ServiceBootstrapOptions {
    * idle service closes at once.
    */
   gracePeriodMs: number;
+  /** Where `/healthz` and `/readyz` are served (readiness checks the service's DataSource). */
+  health: HealthSettings;
 }
 
 /**
- * Starts a service as a NATS microservice in its queue group and stops it cleanly on SIGTERM or
- * SIGINT: it leaves the queue group first, lets in-flight handlers reply (waiting no longer than
- * they take, at most `gracePeriodMs`), then closes its resources (the database pool last).
- * enableShutdownHooks() would close resources first.
+ * Starts a service as a NATS microservice in its queue group, then its health endpoints, and stops
+ * it cleanly on SIGTERM or SIGINT: it reports itself not ready first, leaves the queue group, lets
+ * in-flight handlers reply (waiting no longer than they take, at most `gracePeriodMs`), then
+ * closes its resources (the database pool last). enableShutdownHooks() would close resources
+ * first.
  */
 export async function runService(options: ServiceBootstrapOptions): Promise<INestMicroservice> {
   const { logger } = options;
@@ -34,12 +42,17 @@ export async function runService(options: ServiceBootstrapOptions): Promise<INes
     logger: new NestPinoLogger(logger),
   });
   configureServiceTransport(app, logger);
-
+  const dataSource = app.get(DataSource);
+  const readiness = serviceReadiness({
+    connection: app.get<symbol, NatsConnection>(NATS_CONNECTION),
+    query: (sql) => dataSource.query(sql),
+  });
   let stopping = false;
   const stop = (signal: NodeJS.Signals): void => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'stopping');
+    readiness.markStopping();
     app.close().then(
       () => {
         logger.info('stopped');
@@ -55,7 +68,13 @@ export async function runService(options: ServiceBootstrapOptions): Promise<INes
   process.on('SIGINT', stop);
 
   await app.listen();
-  announceReady(logger);
+  // Served once the stream consumers have started (in onApplicationBootstrap, during listen()).
+  const health = await startHealthServer({
+    host: options.health.HEALTH_HOST,
+    port: options.health.HEALTH_PORT,
+    readiness,
+  });
+  announceReady(logger, { health: { host: options.health.HEALTH_HOST, port: health.port } });
   return app;
 }
 

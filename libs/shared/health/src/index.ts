@@ -1,0 +1,3 @@
+export * from './health-server';
+export * from './health-settings';
+export * from './readiness';
