@@ -1,5 +1,4 @@
 export * from './broadcast';
-export * from './domain-changes';
 export * from './durable-consumer-group';
 export * from './jetstream-consumer';
 export * from './nats.module';
