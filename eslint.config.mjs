@@ -36,8 +36,17 @@ export default tseslint.config(
           depConstraints: [
             {
               sourceTag: 'type:app',
-              onlyDependOnLibsWithTags: ['type:contracts', 'type:util', 'type:testing'],
+              onlyDependOnLibsWithTags: [
+                'type:contracts',
+                'type:util',
+                'type:client',
+                'type:testing',
+              ],
             },
+            // A service's typed client (libs/clients/<service>) carries that service's scope and is
+            // how other apps call it: cached lookups over its contracts, on the shared bus
+            // library. Clients never use each other, and utils and contracts never use clients.
+            { sourceTag: 'type:client', onlyDependOnLibsWithTags: ['type:util', 'type:contracts'] },
             {
               sourceTag: 'type:contracts',
               onlyDependOnLibsWithTags: ['type:contracts'],
@@ -70,7 +79,12 @@ export default tseslint.config(
             },
             ...ALL_SCOPES.map((scope) => ({
               sourceTag: `scope:${scope}`,
-              onlyDependOnLibsWithTags: [`scope:${scope}`, 'scope:shared', 'type:contracts'],
+              onlyDependOnLibsWithTags: [
+                `scope:${scope}`,
+                'scope:shared',
+                'type:contracts',
+                'type:client',
+              ],
             })),
           ],
         },

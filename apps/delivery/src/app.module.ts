@@ -1,3 +1,4 @@
+import { DomainsClientModule } from '@envoi/clients-domains';
 import { NatsModule } from '@envoi/shared-nats';
 import {
   DEFAULT_OUTBOX_RELAY_OPTIONS,
@@ -35,6 +36,7 @@ export class AppModule {
           name: SERVICE_NAME,
           rpcTimeoutMs: config.RPC_TIMEOUT_MS,
         }),
+        DomainsClientModule.forRoot({ senderCacheMaxTtlMs: config.SENDER_CACHE_MAX_TTL_MS }),
         OutboxModule.forRoot({
           ...DEFAULT_OUTBOX_RELAY_OPTIONS,
           stream: eventsStreamDefinition(),

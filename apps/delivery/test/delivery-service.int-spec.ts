@@ -1,3 +1,4 @@
+import { DomainsSubjects } from '@envoi/contracts-domains';
 import { pollUntil, type SessionMode, SmtpSink } from '@envoi/shared-testing';
 
 import {
@@ -86,6 +87,34 @@ describe('delivery service', () => {
     expect(attempts).toEqual([
       expect.objectContaining({ attempt: 1, state: 'done', status: 'Delivered', tls: true }),
     ]);
+  });
+
+  it('stops signing for a sender domain as soon as it is deleted, within its cache time', async () => {
+    const app = get();
+    const own = await newSender(app);
+    const first = registerMessage(app, own, [`accept-${unique('k')}@${recipientDomain(app)}`]);
+    await publishJob(app, first);
+    await expect(app.events.waitFor(first.id, 1)).resolves.toEqual([
+      expect.objectContaining({ type: 'message.delivered' }),
+    ]);
+
+    await app.rpc.request(DomainsSubjects.deleteDomain, {
+      account_id: own.accountId,
+      domain: own.domain.domain,
+    });
+    const to = `accept-${unique('k')}@${recipientDomain(app)}`;
+    const second = registerMessage(app, own, [to]);
+    await publishJob(app, second);
+
+    const [event] = await app.events.waitFor(second.id, 1);
+    expect(event).toMatchObject({
+      type: 'message.failed',
+      data: {
+        status: 'Failed',
+        attempt: { reply: `the sender domain ${own.domain.domain} no longer exists` },
+      },
+    });
+    expect(app.sink.receiptsFor(to)).toHaveLength(0);
   });
 
   it('never sends twice for a job seen twice', async () => {

@@ -1,3 +1,4 @@
+import { DomainsClientModule } from '@envoi/clients-domains';
 import { MESSAGE_DOWNLOADS_BUCKET, MESSAGE_UPLOADS_BUCKET } from '@envoi/contracts-messages';
 import { ensureUploadBucket, NATS_CONNECTION, NatsModule } from '@envoi/shared-nats';
 import {
@@ -56,6 +57,7 @@ export class AppModule {
           retryDelay: 1_000,
         }),
         NatsModule.forRoot({ servers: config.natsServers(), name: SERVICE_NAME }),
+        DomainsClientModule.forRoot({ senderCacheMaxTtlMs: config.SENDER_CACHE_MAX_TTL_MS }),
         OutboxModule.forRoot({
           ...DEFAULT_OUTBOX_RELAY_OPTIONS,
           stream: eventsStreamDefinition(),

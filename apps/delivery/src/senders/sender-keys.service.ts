@@ -1,19 +1,10 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 
+import { type DomainAnswerCache, DomainsClient } from '@envoi/clients-domains';
 import { CodedError, normalizeDomainName } from '@envoi/contracts-core';
 import { DomainsErrorCode, DomainsSubjects } from '@envoi/contracts-domains';
-import { TtlCache } from '@envoi/shared-cache';
-import { NATS_CONNECTION, onDomainChanges, RpcClient } from '@envoi/shared-nats';
-import {
-  Inject,
-  Injectable,
-  Logger,
-  type OnModuleDestroy,
-  type OnModuleInit,
-} from '@nestjs/common';
-import type { NatsConnection, Subscription } from 'nats';
-
-import { DeliveryConfig } from '../delivery.config';
+import { RpcClient } from '@envoi/shared-nats';
+import { Injectable } from '@nestjs/common';
 
 /** What signing and the envelope need of a sender domain. */
 export interface SenderKey {
@@ -33,74 +24,49 @@ export class SenderDomainGoneError extends Error {
   }
 }
 
-const MAX_ENTRIES = 10_000;
+type CachedSenderKey = SenderKey & { cacheTtlMs: number };
 
 /**
- * DKIM keys and return-path hosts of sender domains, from the domains service: kept as long as
- * its answer says (bounded by configuration), dropped at once when the domain changes or goes
- * away (broadcast to every replica). Concurrent lookups of one domain share one request.
+ * DKIM keys and return-path hosts of sender domains, from the domains service (only this service
+ * asks for keys): one cache entry per domain, kept as long as the answers say (bounded by
+ * SENDER_CACHE_MAX_TTL_MS), dropped at once when the domain changes (a key rotation among others)
+ * or goes away. Concurrent lookups of one domain share one request.
  */
 @Injectable()
-export class SenderKeys implements OnModuleInit, OnModuleDestroy {
-  private readonly logger = new Logger(SenderKeys.name);
-  private readonly cache = new TtlCache<SenderKey & { cacheTtlMs: number }>(MAX_ENTRIES);
-  private subscriptions: Subscription[] = [];
+export class SenderKeys {
+  private readonly cache: DomainAnswerCache<CachedSenderKey>;
 
   constructor(
     private readonly rpc: RpcClient,
-    @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
-    private readonly config: DeliveryConfig,
-  ) {}
-
-  onModuleInit(): void {
-    this.subscriptions = onDomainChanges(
-      this.connection,
-      (accountId, domain) => this.cache.invalidate(cacheKey(accountId, domain)),
-      (error) => this.logger.warn(`domain change broadcast: ${String(error)}`),
-    );
-  }
-
-  onModuleDestroy(): void {
-    for (const subscription of this.subscriptions) subscription.unsubscribe();
-    this.subscriptions = [];
+    domains: DomainsClient,
+  ) {
+    this.cache = domains.createCache((key) => key.cacheTtlMs);
   }
 
   /** The domain's key; SenderDomainGoneError when it was deleted; bus errors as they are. */
-  async keyOf(accountId: string, rawDomain: string): Promise<SenderKey> {
-    const domain = normalizeDomainName(rawDomain);
+  async keyOf(accountId: string, domain: string): Promise<SenderKey> {
     try {
-      return await this.cache.get(
-        cacheKey(accountId, domain),
-        () => this.ask(accountId, domain),
-        (value) => Math.min(value.cacheTtlMs, this.config.SENDER_CACHE_MAX_TTL_MS),
-      );
+      return await this.cache.get(accountId, domain, (name) => this.ask(accountId, name));
     } catch (error) {
       if (error instanceof CodedError && error.hasCode(DomainsErrorCode.DomainNotFound)) {
-        throw new SenderDomainGoneError(domain);
+        throw new SenderDomainGoneError(normalizeDomainName(domain));
       }
       throw error;
     }
   }
 
-  private async ask(
-    accountId: string,
-    domain: string,
-  ): Promise<SenderKey & { cacheTtlMs: number }> {
-    const reply = await this.rpc.request(
-      DomainsSubjects.authorizeSender,
-      { account_id: accountId, domain },
-      { timeoutMs: this.config.RPC_TIMEOUT_MS },
-    );
+  private async ask(accountId: string, domain: string): Promise<CachedSenderKey> {
+    const request = { account_id: accountId, domain };
+    const [authorization, key] = await Promise.all([
+      this.rpc.request(DomainsSubjects.authorizeSender, request),
+      this.rpc.request(DomainsSubjects.getDkimSigningKey, request),
+    ]);
     return {
-      domain: reply.domain,
-      selector: reply.dkim.selector,
-      privateKey: createPrivateKey(reply.dkim.private_key_pem),
-      returnPathHost: reply.return_path_host,
-      cacheTtlMs: reply.cache_ttl_ms,
+      domain: key.domain,
+      selector: key.selector,
+      privateKey: createPrivateKey(key.private_key_pem),
+      returnPathHost: authorization.return_path_host,
+      cacheTtlMs: Math.min(authorization.cache_ttl_ms, key.cache_ttl_ms),
     };
   }
-}
-
-function cacheKey(accountId: string, domain: string): string {
-  return `${accountId}|${normalizeDomainName(domain)}`;
 }

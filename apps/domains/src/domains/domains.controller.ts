@@ -2,9 +2,11 @@ import type { MessageResponse, Page } from '@envoi/contracts-core';
 import {
   AuthorizeSenderRequest,
   CreateDomainRequest,
+  type DkimSigningKey,
   type DomainRecord,
   DomainRef,
   DomainsSubjects,
+  GetDkimSigningKeyRequest,
   ListDomainsRequest,
   type ResolvedDomains,
   ResolveDomainsRequest,
@@ -53,6 +55,11 @@ export class DomainsController {
   @MessagePattern(DomainsSubjects.authorizeSender.name)
   authorizeSender(@Payload() request: AuthorizeSenderRequest): Promise<SenderAuthorization> {
     return this.domains.authorizeSender(request.account_id, request.domain);
+  }
+
+  @MessagePattern(DomainsSubjects.getDkimSigningKey.name)
+  dkimSigningKey(@Payload() request: GetDkimSigningKeyRequest): Promise<DkimSigningKey> {
+    return this.domains.dkimSigningKey(request.account_id, request.domain);
   }
 
   @MessagePattern(DomainsSubjects.resolveDomains.name)

@@ -5,6 +5,7 @@ import { normalizeDomainName } from '@envoi/contracts-core';
 import { isHostname } from '@envoi/contracts-core';
 import {
   type CreateDomainBody,
+  type DkimSigningKey,
   type DomainRecord,
   DomainsStreamSubjects,
   type ResolvedDomains,
@@ -285,21 +286,29 @@ export class DomainsService {
   }
 
   async authorizeSender(accountId: string, rawName: string): Promise<SenderAuthorization> {
-    const name = normalizeDomainName(rawName);
-    if (!isHostname(name)) throw DomainsException.notFound();
-    const domain = await this.find(this.dataSource.manager, accountId, name);
+    const domain = await this.findSender(accountId, rawName);
     return {
       domain_id: domain.id,
       account_id: domain.accountId,
       domain: domain.name,
       dns_valid: domain.dnsValid,
-      dkim: {
-        selector: effectiveSelector(domain),
-        algorithm: 'rsa-sha256',
-        private_key_pem: this.cipher.open(domain.dkimPrivateKeySealed, domain.id),
-      },
+      dkim: { selector: effectiveSelector(domain), algorithm: 'rsa-sha256' },
       return_path_host: verifiedHost(domain, this.endpoints, 'return_path'),
       tracking_host: verifiedHost(domain, this.endpoints, 'tracking'),
+      version: domain.version,
+      cache_ttl_ms: this.config.SENDER_CACHE_TTL_MS,
+    };
+  }
+
+  async dkimSigningKey(accountId: string, rawName: string): Promise<DkimSigningKey> {
+    const domain = await this.findSender(accountId, rawName);
+    return {
+      domain_id: domain.id,
+      account_id: domain.accountId,
+      domain: domain.name,
+      selector: effectiveSelector(domain),
+      algorithm: 'rsa-sha256',
+      private_key_pem: this.cipher.open(domain.dkimPrivateKeySealed, domain.id),
       version: domain.version,
       cache_ttl_ms: this.config.SENDER_CACHE_TTL_MS,
     };
@@ -324,6 +333,13 @@ export class DomainsService {
       else found.push({ domain: name, domain_id: id });
     }
     return { found, missing };
+  }
+
+  /** A sender domain by the name a From address carries; not found unless the account owns it. */
+  private async findSender(accountId: string, rawName: string): Promise<DomainEntity> {
+    const name = normalizeDomainName(rawName);
+    if (!isHostname(name)) throw DomainsException.notFound();
+    return this.find(this.dataSource.manager, accountId, name);
   }
 
   private toRecord(domain: DomainEntity): DomainRecord {

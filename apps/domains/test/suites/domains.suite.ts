@@ -283,14 +283,17 @@ export function domainsSuite(getApp: () => DomainsTestApp): void {
           account_id: domain.account_id,
           page: { limit: 10 },
         });
-        const authorization = await app.rpc.request(DomainsSubjects.authorizeSender, ref(domain));
-        const pem = authorization.dkim.private_key_pem;
+        const { private_key_pem: pem } = await app.rpc.request(
+          DomainsSubjects.getDkimSigningKey,
+          ref(domain),
+        );
         const body = createPrivateKey(pem).export({ type: 'pkcs8', format: 'der' });
 
         for (const record of [
           domain,
           await app.rpc.request(DomainsSubjects.getDomain, ref(domain)),
           listed,
+          await app.rpc.request(DomainsSubjects.authorizeSender, ref(domain)),
         ]) {
           const text = JSON.stringify(record);
           expect(text).not.toContain('PRIVATE KEY');
@@ -307,15 +310,55 @@ export function domainsSuite(getApp: () => DomainsTestApp): void {
         expect(row?.sealed.includes(Buffer.from(pem.split('\n')[1] ?? 'x'))).toBe(false);
       });
 
+      it('is not part of a sender authorization, which names the selector only', async () => {
+        const domain = await createDomain(app, newAccountId());
+
+        const authorization = await app.rpc.request(DomainsSubjects.authorizeSender, ref(domain));
+
+        expect(authorization.dkim).toEqual({ selector: 'envoi', algorithm: 'rsa-sha256' });
+        expect(JSON.stringify(authorization)).not.toMatch(/private|PRIVATE KEY/);
+      });
+
+      it('is answered, for its own domain only, by the signing-key request', async () => {
+        const domain = await createDomain(app, newAccountId());
+        const other = await createDomain(app, newAccountId());
+
+        const key = await app.rpc.request(DomainsSubjects.getDkimSigningKey, {
+          account_id: domain.account_id,
+          domain: ` ${domain.domain.toUpperCase()}. `,
+        });
+
+        expect(key).toEqual({
+          domain_id: domain.id,
+          account_id: domain.account_id,
+          domain: domain.domain,
+          selector: 'envoi',
+          algorithm: 'rsa-sha256',
+          private_key_pem: expect.stringMatching(/^-----BEGIN PRIVATE KEY-----\n/) as unknown,
+          version: (await app.rpc.request(DomainsSubjects.authorizeSender, ref(domain))).version,
+          cache_ttl_ms: app.config.SENDER_CACHE_TTL_MS,
+        });
+        const notFound = { code: DomainsErrorCode.DomainNotFound };
+        for (const request of [
+          { account_id: other.account_id, domain: domain.domain },
+          { account_id: domain.account_id, domain: other.domain },
+          { account_id: domain.account_id, domain: 'not a host name' },
+        ]) {
+          await expect(
+            app.rpc.request(DomainsSubjects.getDkimSigningKey, request),
+          ).rejects.toMatchObject(notFound);
+        }
+      });
+
       it('signs what the published key verifies', async () => {
         const domain = await createDomain(app, newAccountId());
-        const { dkim } = await app.rpc.request(DomainsSubjects.authorizeSender, ref(domain));
+        const key = await app.rpc.request(DomainsSubjects.getDkimSigningKey, ref(domain));
         const published = /p=(.+)$/.exec(recordOf(domain, 'DKIM').content)?.[1] ?? '';
         const data = Buffer.from('DKIM-Signature test');
 
-        const signature = sign('sha256', data, dkim.private_key_pem);
+        const signature = sign('sha256', data, key.private_key_pem);
 
-        expect(dkim).toMatchObject({ selector: 'envoi', algorithm: 'rsa-sha256' });
+        expect(key).toMatchObject({ selector: 'envoi', algorithm: 'rsa-sha256' });
         expect(
           verify(
             'sha256',

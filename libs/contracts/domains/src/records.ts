@@ -42,8 +42,8 @@ export interface DomainRecord {
 }
 
 /**
- * The internal answer to "may this account send from this domain, and how do we sign?". Carries
- * the DKIM private key: it travels only on the internal bus, never to the public API.
+ * The internal answer to "may this account send from this domain, and with which DKIM selector?".
+ * Carries no key material: only delivery signs, and asks for the key itself (DkimSigningKey).
  */
 export interface SenderAuthorization {
   domain_id: string;
@@ -54,8 +54,6 @@ export interface SenderAuthorization {
   dkim: {
     selector: string;
     algorithm: 'rsa-sha256';
-    /** PKCS#8 PEM. */
-    private_key_pem: string;
   };
   /** `<return-path subdomain>.<domain>` once its CNAME verified; null: use the platform's own. */
   return_path_host: string | null;
@@ -64,6 +62,24 @@ export interface SenderAuthorization {
   /** Increases with every change of the domain; `domain.changed` events carry it too. */
   version: number;
   /** How long the answer may be cached; a `domains.domain.changed` event ends it sooner. */
+  cache_ttl_ms: number;
+}
+
+/**
+ * The DKIM key a sender domain signs with. Key material: it travels only on the internal bus, is
+ * asked for by the delivery service alone, and never reaches the public API.
+ */
+export interface DkimSigningKey {
+  domain_id: string;
+  account_id: string;
+  domain: string;
+  selector: string;
+  algorithm: 'rsa-sha256';
+  /** PKCS#8 PEM. */
+  private_key_pem: string;
+  /** As SenderAuthorization.version: increases with every change of the domain. */
+  version: number;
+  /** How long the key may be cached; a `domains.domain.changed` event ends it sooner. */
   cache_ttl_ms: number;
 }
 

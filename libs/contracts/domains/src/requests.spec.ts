@@ -2,6 +2,7 @@ import { validatePayload } from '@envoi/contracts-core';
 
 import {
   CreateDomainRequest,
+  GetDkimSigningKeyRequest,
   ListDomainsRequest,
   ResolveDomainsRequest,
   UpdateDomainRequest,
@@ -124,7 +125,37 @@ describe('ResolveDomainsRequest', () => {
   });
 });
 
+describe('GetDkimSigningKeyRequest', () => {
+  it('names one domain of one account', () => {
+    const result = validatePayload(GetDkimSigningKeyRequest, {
+      account_id: ACCOUNT_ID,
+      domain: 'Example.COM.',
+      private_key_pem: 'smuggled',
+    });
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect({ ...result.value }).toEqual({ account_id: ACCOUNT_ID, domain: 'Example.COM.' });
+  });
+
+  it('needs an account id and a domain name', () => {
+    const message = failure(
+      validatePayload(GetDkimSigningKeyRequest, { account_id: 'acc', domain: 'x'.repeat(301) }),
+    );
+    expect(message).toContain('account_id must be a UUID');
+    expect(message).toContain('domain must be shorter than or equal to 300 characters');
+    expect(validatePayload(GetDkimSigningKeyRequest, { account_id: ACCOUNT_ID }).ok).toBe(false);
+  });
+});
+
 describe('subjects', () => {
+  it('keep the DKIM key on its own versioned request subject', () => {
+    expect(DomainsSubjects.getDkimSigningKey).toEqual({
+      kind: 'request',
+      name: 'domains.dkim.signing-key.get.v1',
+    });
+    expect(DomainsSubjects.authorizeSender.name).toBe('domains.sender.authorize.v1');
+  });
+
   it('are versioned request and event subjects, and stream subjects of the events stream', () => {
     expect(DomainsSubjects.checkDns.name).toBe('domains.domain.check-dns.v1');
     expect(DomainsSubjects.domainChanged.kind).toBe('event');

@@ -111,6 +111,9 @@ export class UpdateDomainRequest extends DomainRef {
 /** "May account X send from domain D?" — D is the domain of the From address. */
 export class AuthorizeSenderRequest extends DomainRef {}
 
+/** "Which key signs mail of account X from domain D?" — asked by the delivery service only. */
+export class GetDkimSigningKeyRequest extends DomainRef {}
+
 /** Which of these names does the account own (API-key domain scopes name owned domains)? */
 export class ResolveDomainsRequest extends DomainsAccountRef {
   @IsArray()

@@ -2,6 +2,7 @@ import type { MessageResponse, Page, StreamEvent } from '@envoi/contracts-core';
 import { eventSubject, requestSubject, streamSubject } from '@envoi/contracts-core';
 
 import type {
+  DkimSigningKey,
   DomainDeletedData,
   DomainDnsErrorData,
   DomainRecord,
@@ -14,6 +15,7 @@ import type {
   DomainChangedEvent,
   DomainDeletedEvent,
   DomainRef,
+  GetDkimSigningKeyRequest,
   ListDomainsRequest,
   ResolveDomainsRequest,
   UpdateDomainRequest,
@@ -28,9 +30,13 @@ export const DomainsSubjects = {
   /** Checks the DNS now, or answers the last result when it is under 60 s old. */
   checkDns: requestSubject<DomainRef, DomainRecord>('domains.domain.check-dns.v1'),
 
-  /** Internal: sender domain verification and DKIM key for the senders (messages, delivery, smtp). */
+  /** Internal: sender domain verification for the senders (messages, delivery, smtp); no key. */
   authorizeSender: requestSubject<AuthorizeSenderRequest, SenderAuthorization>(
     'domains.sender.authorize.v1',
+  ),
+  /** Internal: the DKIM private key of a sender domain, for the delivery service only. */
+  getDkimSigningKey: requestSubject<GetDkimSigningKeyRequest, DkimSigningKey>(
+    'domains.dkim.signing-key.get.v1',
   ),
   /** Internal: owned domains among names (API-key domain scopes). */
   resolveDomains: requestSubject<ResolveDomainsRequest, ResolvedDomains>(

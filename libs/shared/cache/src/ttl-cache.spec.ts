@@ -70,6 +70,35 @@ describe('TtlCache', () => {
     ).resolves.toBe('fresh');
   });
 
+  it('never stores an answer that was in flight when every lookup in flight was discarded', async () => {
+    const cache = new TtlCache<string>(10, clock);
+    const stale = deferred<string>();
+    const first = cache.get(
+      'k',
+      () => stale.promise,
+      () => 100,
+    );
+    const kept = await cache.get(
+      'other',
+      () => Promise.resolve('kept'),
+      () => 100,
+    );
+
+    cache.discardInFlight();
+    stale.resolve('stale');
+
+    await expect(first).resolves.toBe('stale');
+    expect(kept).toBe('kept');
+    expect(cache.size).toBe(1);
+    await expect(
+      cache.get(
+        'k',
+        () => Promise.resolve('fresh'),
+        () => 100,
+      ),
+    ).resolves.toBe('fresh');
+  });
+
   it('does not keep failures or answers with no TTL', async () => {
     const cache = new TtlCache<string>(10, clock);
 

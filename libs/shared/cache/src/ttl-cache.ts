@@ -41,6 +41,15 @@ export class TtlCache<V> {
     this.inflight.delete(key);
   }
 
+  /**
+   * Discards the answers of every lookup in flight (they are still returned to their callers,
+   * never stored): for a change whose key is not known until an answer names it, such as a
+   * revoked API key broadcast by id while lookups go by secret.
+   */
+  discardInFlight(): void {
+    this.inflight.clear();
+  }
+
   get size(): number {
     return this.entries.size;
   }

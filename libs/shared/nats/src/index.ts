@@ -1,6 +1,5 @@
 export * from './broadcast';
 export * from './consumer-attachments';
-export * from './domain-changes';
 export * from './durable-consumer-group';
 export * from './jetstream-consumer';
 export * from './nats.module';

@@ -1,7 +1,6 @@
 import { DomainsSubjects } from '@envoi/contracts-domains';
+import { subscribeBroadcast } from '@envoi/shared-nats';
 import type { NatsConnection, Subscription } from 'nats';
-
-import { subscribeBroadcast } from './broadcast';
 
 /**
  * Calls `changed(accountId, domain)` whenever a domain of any account changes or is deleted (the
