@@ -3,7 +3,7 @@ import type { Logger } from '@envoi/shared-observability';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 
-import { ApiKeyVerifier } from './auth/api-key-verifier.service';
+import { ApiKeyCredentials } from './auth/api-key-credentials.service';
 import { Authenticator } from './auth/authenticator.service';
 import { KeyUsageRecorder } from './auth/key-usage-recorder.service';
 import { assertRouteScopes } from './auth/route-scopes';
@@ -40,7 +40,7 @@ export class AppModule {
         { provide: GatewayConfig, useValue: config },
         { provide: LOGGER, useValue: logger },
         { provide: CursorCodec, useValue: new CursorCodec(config.CURSOR_SECRET) },
-        ApiKeyVerifier,
+        ApiKeyCredentials,
         KeyUsageRecorder,
         Authenticator,
         GatewayDatabase,

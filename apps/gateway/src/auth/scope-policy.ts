@@ -1,3 +1,4 @@
+import { domainActions, needsDomain, type ScopeRequirement } from '@envoi/shared-edge';
 import {
   applyDecorators,
   createParamDecorator,
@@ -7,7 +8,6 @@ import {
 import type { FastifyRequest } from 'fastify';
 
 import { EdgeRoute } from '../http/edge-route';
-import { domainActions, needsDomain, type ScopeRequirement } from './scopes';
 
 /**
  * Where a route finds the domain its `{domain}` scope is checked against:

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 
+import { emailDomain } from '@envoi/shared-edge';
 import type { Logger } from '@envoi/shared-observability';
 import type { ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
@@ -16,7 +17,6 @@ import {
   Public,
   RequireScopes,
 } from './scope-policy';
-import { emailDomain } from './scopes';
 import { ScopesGuard } from './scopes.guard';
 
 class Address {

@@ -1,3 +1,4 @@
+import { domainActions, grantedDomains, satisfies } from '@envoi/shared-edge';
 import type { Logger } from '@envoi/shared-observability';
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
@@ -13,7 +14,6 @@ import {
   SCOPE_POLICY_METADATA,
   type ScopePolicy,
 } from './scope-policy';
-import { domainActions, grantedDomains, satisfies } from './scopes';
 
 type BodySource = Extract<DomainSource, { from: 'body' }>;
 

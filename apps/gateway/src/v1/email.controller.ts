@@ -5,11 +5,11 @@ import {
   V1SendBody,
   type V1SendResult,
 } from '@envoi/contracts-messages';
+import { emailDomain } from '@envoi/shared-edge';
 import { RpcClient } from '@envoi/shared-nats';
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 
 import { domainFromBody, RequireScopes } from '../auth/scope-policy';
-import { emailDomain } from '../auth/scopes';
 import { BodyPipe, Ctx, type RequestContext } from '../http/request-context';
 import { SendPayloads } from '../http/uploads';
 

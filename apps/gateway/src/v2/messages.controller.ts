@@ -7,6 +7,7 @@ import {
   MessagesSubjects,
   type MessageSummaryRecord,
 } from '@envoi/contracts-messages';
+import { emailDomain } from '@envoi/shared-edge';
 import { RpcClient } from '@envoi/shared-nats';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 
@@ -17,7 +18,6 @@ import {
   RequireScopes,
   ResourceDomains,
 } from '../auth/scope-policy';
-import { emailDomain } from '../auth/scopes';
 import { ApiError, AUTH_MESSAGES } from '../errors/api-error';
 import { Idempotent } from '../http/edge-route';
 import { BodyPipe, Ctx, type RequestContext, UUID_PATTERN } from '../http/request-context';
