@@ -15,6 +15,15 @@ const ALL_SCOPES = [
   'smtp',
 ];
 
+const ALIAS_ONLY = {
+  group: ['@envoi/*/src/*', '../../libs/*'],
+  message: 'Import libs by alias only.',
+};
+const NO_TEST_HELPERS = {
+  name: '@envoi/shared-testing',
+  message: 'Test helpers are for tests only.',
+};
+
 export default tseslint.config(
   { ignores: ['**/dist', '**/node_modules', '**/.data', '**/coverage', '**/.nx'] },
   ...nx.configs['flat/base'],
@@ -130,12 +139,24 @@ export default tseslint.config(
       'apps/e2e/**',
     ],
     rules: {
+      'no-restricted-imports': ['error', { paths: [NO_TEST_HELPERS], patterns: [ALIAS_ONLY] }],
+    },
+  },
+  {
+    // The edge library serves every edge (HTTP, SMTP, dashboard): no web framework in it.
+    files: ['libs/shared/edge/**/*.ts'],
+    ignores: ['**/*.spec.ts'],
+    rules: {
       'no-restricted-imports': [
         'error',
         {
-          paths: [{ name: '@envoi/shared-testing', message: 'Test helpers are for tests only.' }],
+          paths: [NO_TEST_HELPERS],
           patterns: [
-            { group: ['@envoi/*/src/*', '../../libs/*'], message: 'Import libs by alias only.' },
+            ALIAS_ONLY,
+            {
+              group: ['@nestjs/*', 'fastify', 'fastify/*'],
+              message: 'Edge adapters live in apps.',
+            },
           ],
         },
       ],

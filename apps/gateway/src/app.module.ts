@@ -3,9 +3,10 @@ import type { Logger } from '@envoi/shared-observability';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 
-import { ApiKeyVerifier } from './auth/api-key-verifier.service';
+import { ApiKeyCredentials } from './auth/api-key-credentials.service';
 import { Authenticator } from './auth/authenticator.service';
 import { KeyUsageRecorder } from './auth/key-usage-recorder.service';
+import { assertRouteScopes } from './auth/route-scopes';
 import { ScopesGuard } from './auth/scopes.guard';
 import { GATEWAY_CONTROLLERS } from './controllers';
 import { GatewayDatabase } from './database/gateway-database';
@@ -19,10 +20,12 @@ import { LOGGER } from './logger.provider';
 import { CursorCodec } from './pagination/cursor-codec';
 import { RateLimiter } from './rate-limit/rate-limiter.service';
 import { SharedRateLimiter } from './rate-limit/shared-rate-limiter';
+import { declaredRoutes } from './routes';
 
 @Module({})
 export class AppModule {
   static register(config: GatewayConfig, logger: Logger): DynamicModule {
+    assertRouteScopes(declaredRoutes(GATEWAY_CONTROLLERS));
     return {
       module: AppModule,
       imports: [
@@ -37,7 +40,7 @@ export class AppModule {
         { provide: GatewayConfig, useValue: config },
         { provide: LOGGER, useValue: logger },
         { provide: CursorCodec, useValue: new CursorCodec(config.CURSOR_SECRET) },
-        ApiKeyVerifier,
+        ApiKeyCredentials,
         KeyUsageRecorder,
         Authenticator,
         GatewayDatabase,

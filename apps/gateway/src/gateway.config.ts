@@ -1,15 +1,16 @@
 import { ServiceEnv } from '@envoi/shared-config';
+import {
+  RATE_LIMIT_FALLBACKS,
+  RATE_LIMIT_MODES,
+  type RateLimitFallback,
+  type RateLimitMode,
+} from '@envoi/shared-edge';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
 
 export const SERVICE_NAME = 'gateway';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
-
-/** Where rate limits are counted: across replicas, per replica, or not at all (see README). */
-export const RATE_LIMIT_MODES = ['shared', 'local', 'off'] as const;
-/** What happens to rate limiting while its shared store cannot answer in time (see README). */
-export const RATE_LIMIT_FALLBACKS = ['local', 'open'] as const;
 
 /**
  * The gateway's environment, validated once at boot. Its database pool (DATABASE_POOL_SIZE) holds
@@ -72,8 +73,7 @@ export class GatewayConfig extends ServiceEnv {
   @IsOptional() @IsInt() @Min(100) IDEMPOTENCY_PURGE_INTERVAL_MS: number = MINUTE_MS;
 
   /** `shared` (default) counts in PostgreSQL across replicas; `off` only behind another limiter. */
-  @IsOptional() @IsIn(RATE_LIMIT_MODES) RATE_LIMIT_MODE: (typeof RATE_LIMIT_MODES)[number] =
-    'shared';
+  @IsOptional() @IsIn(RATE_LIMIT_MODES) RATE_LIMIT_MODE: RateLimitMode = 'shared';
   /** Per-account general limit (spec 8: 100 requests per second, burst 200). */
   @IsOptional() @IsInt() @Min(1) RATE_LIMIT_GENERAL_PER_SECOND: number = 100;
   @IsOptional() @IsInt() @Min(1) RATE_LIMIT_GENERAL_BURST: number = 200;
@@ -93,7 +93,7 @@ export class GatewayConfig extends ServiceEnv {
   /** `local`: each replica enforces the limits on its own; `open`: no limit while it is down. */
   @IsOptional()
   @IsIn(RATE_LIMIT_FALLBACKS)
-  RATE_LIMIT_FALLBACK: (typeof RATE_LIMIT_FALLBACKS)[number] = 'local';
+  RATE_LIMIT_FALLBACK: RateLimitFallback = 'local';
 
   trustedProxies(): string[] {
     return this.TRUSTED_PROXIES.split(',')

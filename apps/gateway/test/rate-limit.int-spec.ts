@@ -1,10 +1,10 @@
+import { periodMs } from '@envoi/shared-edge';
 import type { Logger } from '@envoi/shared-observability';
 import { pollUntil } from '@envoi/shared-testing';
 
 import type { GatewayDatabase } from '../src/database/gateway-database';
 import type { GatewayConfig } from '../src/gateway.config';
 import type { RateLimitClass } from '../src/http/edge-route';
-import { periodMs } from '../src/rate-limit/gcra';
 import { RATE_LIMITED_MESSAGE, RateLimiter } from '../src/rate-limit/rate-limiter.service';
 import { SharedRateLimiter } from '../src/rate-limit/shared-rate-limiter';
 import { type EdgeTestApp, startEdgeTestApp, THINGS } from './edge-test-app';

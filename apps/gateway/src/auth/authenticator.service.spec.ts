@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 
 import { ApiError, AUTH_MESSAGES } from '../errors/api-error';
-import type { ApiKeyVerifier } from './api-key-verifier.service';
+import type { ApiKeyCredentials } from './api-key-credentials.service';
 import { Authenticator } from './authenticator.service';
 import type { KeyUsageRecorder } from './key-usage-recorder.service';
 import type { Principal } from './principal';
@@ -61,7 +61,7 @@ function setup(found: Principal | null = principal()) {
   const verify = jest.fn<Promise<Principal | null>, [string, string]>(() => Promise.resolve(found));
   const record = jest.fn<void, [string]>();
   const authenticator = new Authenticator(
-    { verify } as unknown as ApiKeyVerifier,
+    { verify } as unknown as ApiKeyCredentials,
     { record } as unknown as KeyUsageRecorder,
   );
   return { authenticator, verify, record };
@@ -170,7 +170,7 @@ describe('Authenticator.onRequest', () => {
       const verify = jest.fn(() => Promise.reject(failure));
       const record = jest.fn();
       const authenticator = new Authenticator(
-        { verify } as unknown as ApiKeyVerifier,
+        { verify } as unknown as ApiKeyCredentials,
         { record } as unknown as KeyUsageRecorder,
       );
       await expect(authenticator.onRequest(fakeRequest())).rejects.toBe(failure);

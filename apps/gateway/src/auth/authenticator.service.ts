@@ -1,4 +1,4 @@
-import { isIpAllowed } from '@envoi/shared-net';
+import { allowsClientIp, API_KEY_PATTERN, bearerToken } from '@envoi/shared-edge';
 import { Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 
@@ -6,8 +6,7 @@ import { ApiError, AUTH_MESSAGES } from '../errors/api-error';
 import { edgeRouteConfig } from '../http/edge-route';
 import { UUID_PATTERN } from '../http/request-context';
 import { headerCount } from '../http/request-headers';
-import { API_KEY_PATTERN, bearerToken } from './api-key-secret';
-import { ApiKeyVerifier } from './api-key-verifier.service';
+import { ApiKeyCredentials } from './api-key-credentials.service';
 import { KeyUsageRecorder } from './key-usage-recorder.service';
 import type { Principal } from './principal';
 
@@ -29,7 +28,7 @@ function unauthorized(v1: boolean, message: string): ApiError {
 @Injectable()
 export class Authenticator {
   constructor(
-    private readonly verifier: ApiKeyVerifier,
+    private readonly verifier: ApiKeyCredentials,
     private readonly usage: KeyUsageRecorder,
   ) {}
 
@@ -38,7 +37,7 @@ export class Authenticator {
     if (edgeRouteConfig(request).public) return;
     const v1 = request.url.startsWith('/v1/');
     const principal = await this.verify(request, v1);
-    if (!isIpAllowed(request.ip, principal.ip_allow_list)) {
+    if (!allowsClientIp(principal, request.ip)) {
       throw new ApiError(403, AUTH_MESSAGES.ipNotAllowed);
     }
     this.checkAccountPath(request, principal, v1);

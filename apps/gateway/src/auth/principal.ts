@@ -1,9 +1,7 @@
-import type { VerifiedApiKey } from '@envoi/contracts-accounts';
+import type { ApiKeyPrincipal } from '@envoi/shared-edge';
 
 /** The authenticated caller of a request. */
-export interface Principal extends VerifiedApiKey {
-  scopeSet: ReadonlySet<string>;
-}
+export type Principal = ApiKeyPrincipal;
 
 declare module 'fastify' {
   interface FastifyRequest {

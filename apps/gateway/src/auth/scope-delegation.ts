@@ -1,8 +1,8 @@
 import { formatScope, type ParsedScope, parseScope } from '@envoi/contracts-accounts';
+import { satisfies } from '@envoi/shared-edge';
 
 import { ApiError } from '../errors/api-error';
 import type { Principal } from './principal';
-import { satisfies } from './scopes';
 
 /** How many lacking scopes a refusal names before it only counts the rest. */
 const NAMED_SCOPES_MAX = 20;

@@ -4,7 +4,7 @@ import { FASTIFY_ROUTE_CONFIG_METADATA } from '@nestjs/platform-fastify/constant
 import { Test } from '@nestjs/testing';
 import type { FastifyRequest } from 'fastify';
 
-import { Public, PUBLIC_METADATA } from '../auth/scopes';
+import { Public, PUBLIC_METADATA } from '../auth/scope-policy';
 import {
   EdgeRoute,
   type EdgeRouteConfig,

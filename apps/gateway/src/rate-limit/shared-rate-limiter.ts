@@ -1,7 +1,12 @@
+import {
+  type GcraDecision,
+  periodMs,
+  type RateLimit,
+  type RateLimitStore,
+} from '@envoi/shared-edge';
 import { Injectable } from '@nestjs/common';
 
 import { GatewayDatabase } from '../database/gateway-database';
-import { type GcraDecision, periodMs, type RateLimit } from './gcra';
 
 interface StepRow {
   allowed: boolean;
@@ -10,7 +15,7 @@ interface StepRow {
 }
 
 /**
- * The GCRA step of gcra.ts as one atomic statement on the shared bucket row, timed by the
+ * The GCRA step of @envoi/shared-edge's gcra.ts as one atomic statement on the shared bucket row, timed by the
  * database clock so every replica agrees. $3 = period, $4 = burst × period, both in ms.
  */
 const STEP_SQL = `
@@ -28,7 +33,7 @@ const STEP_SQL = `
 
 /** Per-account limits shared by every gateway replica, in the gateway's PostgreSQL schema. */
 @Injectable()
-export class SharedRateLimiter {
+export class SharedRateLimiter implements RateLimitStore {
   constructor(private readonly database: GatewayDatabase) {}
 
   async take(accountId: string, limitClass: string, limit: RateLimit): Promise<GcraDecision> {

@@ -4,7 +4,7 @@ import { canonicalIp } from '@envoi/shared-net';
 import { Controller, Get, Header, Param, Redirect, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 
-import { Public } from '../auth/scopes';
+import { Public } from '../auth/scope-policy';
 import { ApiError } from '../errors/api-error';
 import { PerClientIpRateLimit } from '../http/edge-route';
 

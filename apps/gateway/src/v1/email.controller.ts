@@ -5,20 +5,13 @@ import {
   V1SendBody,
   type V1SendResult,
 } from '@envoi/contracts-messages';
+import { emailDomain } from '@envoi/shared-edge';
 import { RpcClient } from '@envoi/shared-nats';
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 
-import { emailDomain } from '../auth/domain-restriction';
-import { RequireScopes, type ScopeRequirement } from '../auth/scopes';
-import { assertScopes } from '../auth/scopes.guard';
+import { domainFromBody, RequireScopes } from '../auth/scope-policy';
 import { BodyPipe, Ctx, type RequestContext } from '../http/request-context';
 import { SendPayloads } from '../http/uploads';
-
-/**
- * v1 has no granular scopes of its own (spec 4.1); Envoi still requires the send scope for the
- * from-domain, so a read-only v2 key cannot send through the legacy door.
- */
-const SEND: ScopeRequirement[] = [['messages:send:{domain}']];
 
 /** v1 → v2 (spec 9): content.* to the top level, text_body/html_body renamed. */
 export function toV2Body(v1: V1SendBody): CreateMessageBody {
@@ -54,14 +47,19 @@ export class V1EmailController {
     private readonly payloads: SendPayloads,
   ) {}
 
+  /**
+   * v1 has no granular scopes of its own (spec 4.1); Envoi still requires the send scope for the
+   * from-domain, so a read-only v2 key cannot send through the legacy door.
+   */
   @Post('send')
   @HttpCode(200)
-  @RequireScopes(...SEND)
+  @RequireScopes(['messages:send:{domain}'], {
+    domainFrom: domainFromBody(V1SendBody, (body) => emailDomain(body.from.email)),
+  })
   async send(
     @Ctx() ctx: RequestContext,
     @Body(new BodyPipe(V1SendBody)) v1: V1SendBody,
   ): Promise<V1SendResult> {
-    assertScopes(ctx.principal, SEND, emailDomain(v1.from.email));
     const body = toV2Body(v1);
     const result = await this.rpc.request(
       MessagesSubjects.createMessage,

@@ -2,7 +2,7 @@ import { type AccountRecord, AccountsSubjects, UpdateAccountBody } from '@envoi/
 import { RpcClient } from '@envoi/shared-nats';
 import { Body, Controller, Get, Put } from '@nestjs/common';
 
-import { RequireScopes } from '../auth/scopes';
+import { RequireScopes } from '../auth/scope-policy';
 import { BodyPipe, Ctx, type RequestContext } from '../http/request-context';
 
 @Controller('v2/accounts/:account_id')

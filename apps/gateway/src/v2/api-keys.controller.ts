@@ -10,7 +10,7 @@ import { RpcClient } from '@envoi/shared-nats';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 
 import { assertMayGrantScopes } from '../auth/scope-delegation';
-import { RequireScopes } from '../auth/scopes';
+import { RequireScopes } from '../auth/scope-policy';
 import { Idempotent } from '../http/edge-route';
 import { BodyPipe, Ctx, type RequestContext, UuidParam } from '../http/request-context';
 import { CursorCodec } from '../pagination/cursor-codec';

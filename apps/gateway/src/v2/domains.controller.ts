@@ -9,8 +9,7 @@ import {
 import { RpcClient } from '@envoi/shared-nats';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 
-import { RequireScopes, type ScopeRequirement } from '../auth/scopes';
-import { assertScopes } from '../auth/scopes.guard';
+import { domainFromParam, RequireScopes } from '../auth/scope-policy';
 import { ApiError } from '../errors/api-error';
 import { Idempotent } from '../http/edge-route';
 import { BodyPipe, Ctx, type RequestContext } from '../http/request-context';
@@ -19,9 +18,6 @@ import { readPageRequest, toPaginatedList } from '../pagination/list-query';
 
 const LIST = 'domains';
 const DOMAIN_NAME_MAX = 253;
-
-/** `domains:delete:all` or the domain's own `domains:delete:{domain}` (spec 5.5). */
-const DELETE_DOMAIN: ScopeRequirement[] = [['domains:delete:{domain}']];
 
 /** The `{domain}` path segment: a name, normalised the way the domains service stores names. */
 function domainParam(raw: string): string {
@@ -101,14 +97,15 @@ export class DomainsController {
     );
   }
 
+  /** `domains:delete:all` or the domain's own `domains:delete:{domain}` (spec 5.5). */
   @Delete(':domain')
-  @RequireScopes(...DELETE_DOMAIN)
+  @RequireScopes(['domains:delete:{domain}'], {
+    domainFrom: domainFromParam('domain', domainParam),
+  })
   remove(@Ctx() ctx: RequestContext, @Param('domain') domain: string): Promise<MessageResponse> {
-    const name = domainParam(domain);
-    assertScopes(ctx.principal, DELETE_DOMAIN, name);
     return this.rpc.request(
       DomainsSubjects.deleteDomain,
-      { account_id: ctx.principal.account_id, domain: name },
+      { account_id: ctx.principal.account_id, domain: domainParam(domain) },
       { requestId: ctx.requestId },
     );
   }

@@ -3,7 +3,7 @@ import type { MessageResponse, PlainList } from '@envoi/contracts-core';
 import { RpcClient } from '@envoi/shared-nats';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
 
-import { RequireScopes } from '../auth/scopes';
+import { RequireScopes } from '../auth/scope-policy';
 import { Idempotent } from '../http/edge-route';
 import { BodyPipe, Ctx, type RequestContext, UuidParam } from '../http/request-context';
 

@@ -7,13 +7,18 @@ import {
   MessagesSubjects,
   type MessageSummaryRecord,
 } from '@envoi/contracts-messages';
+import { emailDomain } from '@envoi/shared-edge';
 import { RpcClient } from '@envoi/shared-nats';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 
-import { domainRestriction, emailDomain } from '../auth/domain-restriction';
-import { RequireScopes, type ScopeRequirement } from '../auth/scopes';
-import { assertScopes } from '../auth/scopes.guard';
-import { ApiError } from '../errors/api-error';
+import {
+  DOMAIN_FROM_RESOURCE,
+  domainFromBody,
+  DomainScope,
+  RequireScopes,
+  ResourceDomains,
+} from '../auth/scope-policy';
+import { ApiError, AUTH_MESSAGES } from '../errors/api-error';
 import { Idempotent } from '../http/edge-route';
 import { BodyPipe, Ctx, type RequestContext, UUID_PATTERN } from '../http/request-context';
 import { MessageContents, SendPayloads } from '../http/uploads';
@@ -22,11 +27,6 @@ import { readPageRequest, toPaginatedList } from '../pagination/list-query';
 import { readMessageFilters } from './message-filters';
 
 const LIST = 'messages';
-
-/** Spec 4.2 rule 8: `messages:send:all` or the from-domain's `messages:send:{domain}`. */
-const SEND: ScopeRequirement[] = [['messages:send:{domain}']];
-const READ: ScopeRequirement[] = [['messages:read:{domain}']];
-const CANCEL: ScopeRequirement[] = [['messages:cancel:{domain}']];
 
 /** `<uuid@domain>` or the bare uuid (spec 4, cancel). */
 const MESSAGE_ID = /^<[0-9a-f-]{36}@[a-z0-9.-]{1,253}>$/i;
@@ -47,15 +47,17 @@ export class MessagesController {
     private readonly contents: MessageContents,
   ) {}
 
+  /** Spec 4.2 rule 8: `messages:send:all` or the from-domain's `messages:send:{domain}`. */
   @Post()
   @HttpCode(202)
   @Idempotent()
-  @RequireScopes(...SEND)
+  @RequireScopes(['messages:send:{domain}'], {
+    domainFrom: domainFromBody(CreateMessageBody, (body) => emailDomain(body.from.email)),
+  })
   async create(
     @Ctx() ctx: RequestContext,
     @Body(new BodyPipe(CreateMessageBody)) body: CreateMessageBody,
   ): Promise<CreateMessageResult> {
-    assertScopes(ctx.principal, SEND, emailDomain(body.from.email));
     return this.rpc.request(
       MessagesSubjects.createMessage,
       {
@@ -71,12 +73,13 @@ export class MessagesController {
   @Post('conversation')
   @HttpCode(202)
   @Idempotent()
-  @RequireScopes(...SEND)
+  @RequireScopes(['messages:send:{domain}'], {
+    domainFrom: domainFromBody(CreateConversationBody, (body) => emailDomain(body.from.email)),
+  })
   async createConversation(
     @Ctx() ctx: RequestContext,
     @Body(new BodyPipe(CreateConversationBody)) body: CreateConversationBody,
   ): Promise<CreateMessageResult> {
-    assertScopes(ctx.principal, SEND, emailDomain(body.from.email));
     return this.rpc.request(
       MessagesSubjects.createConversation,
       {
@@ -91,39 +94,39 @@ export class MessagesController {
 
   /** A domain-scoped key sees only its domains' messages and may filter only by those senders. */
   @Get()
-  @RequireScopes(...READ)
+  @RequireScopes(['messages:read:{domain}'], { domainFrom: DOMAIN_FROM_RESOURCE })
   async list(
     @Ctx() ctx: RequestContext,
+    @ResourceDomains() scope: DomainScope,
     @Query() query: Record<string, string | string[] | undefined>,
   ): Promise<PaginatedList<MessageSummaryRecord>> {
     const accountId = ctx.principal.account_id;
-    const domains = domainRestriction(ctx.principal, 'messages:read');
     const filters = readMessageFilters(query);
-    if (filters.sender !== undefined && domains !== undefined) {
-      assertScopes(ctx.principal, READ, emailDomain(filters.sender));
+    if (filters.sender !== undefined && !scope.allows(emailDomain(filters.sender))) {
+      throw new ApiError(403, AUTH_MESSAGES.insufficientScope);
     }
     const page = readPageRequest(query, this.cursors, accountId, LIST);
     const result = await this.rpc.request(
       MessagesSubjects.listMessages,
-      { account_id: accountId, page, filters, ...(domains ? { domains } : {}) },
+      { account_id: accountId, page, filters, ...scope.restriction() },
       { requestId: ctx.requestId },
     );
     return toPaginatedList(result, this.cursors, accountId, LIST);
   }
 
   @Get(':message_id')
-  @RequireScopes(...READ)
+  @RequireScopes(['messages:read:{domain}'], { domainFrom: DOMAIN_FROM_RESOURCE })
   async get(
     @Ctx() ctx: RequestContext,
+    @ResourceDomains() scope: DomainScope,
     @Param('message_id') messageId: string,
   ): Promise<MessageRecord> {
-    const domains = domainRestriction(ctx.principal, 'messages:read');
     const record = await this.rpc.request(
       MessagesSubjects.getMessage,
       {
         account_id: ctx.principal.account_id,
         message_id: messageIdParam(messageId),
-        ...(domains ? { domains } : {}),
+        ...scope.restriction(),
       },
       { requestId: ctx.requestId },
     );
@@ -132,18 +135,18 @@ export class MessagesController {
 
   /** Spec 4.2 rule 9: `messages:cancel:all` or the cancel scope of the message's sender domain. */
   @Delete(':message_id/cancel')
-  @RequireScopes(...CANCEL)
+  @RequireScopes(['messages:cancel:{domain}'], { domainFrom: DOMAIN_FROM_RESOURCE })
   cancel(
     @Ctx() ctx: RequestContext,
+    @ResourceDomains() scope: DomainScope,
     @Param('message_id') messageId: string,
   ): Promise<MessageResponse> {
-    const domains = domainRestriction(ctx.principal, 'messages:cancel');
     return this.rpc.request(
       MessagesSubjects.cancelMessage,
       {
         account_id: ctx.principal.account_id,
         message_id: messageIdParam(messageId),
-        ...(domains ? { domains } : {}),
+        ...scope.restriction(),
       },
       { requestId: ctx.requestId },
     );

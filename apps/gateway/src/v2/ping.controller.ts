@@ -1,7 +1,7 @@
 import type { MessageResponse } from '@envoi/contracts-core';
 import { Controller, Get } from '@nestjs/common';
 
-import { RequireScopes } from '../auth/scopes';
+import { RequireScopes } from '../auth/scope-policy';
 
 @Controller('v2/ping')
 export class PingController {

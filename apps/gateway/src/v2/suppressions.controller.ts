@@ -11,7 +11,7 @@ import {
 import { RpcClient } from '@envoi/shared-nats';
 import { Body, Controller, Delete, Get, HttpCode, Post, Query } from '@nestjs/common';
 
-import { RequireScopes } from '../auth/scopes';
+import { RequireScopes } from '../auth/scope-policy';
 import { ApiError } from '../errors/api-error';
 import { Idempotent } from '../http/edge-route';
 import { BodyPipe, Ctx, type RequestContext } from '../http/request-context';

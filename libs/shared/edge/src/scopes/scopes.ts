@@ -1,26 +1,8 @@
-import { applyDecorators, SetMetadata } from '@nestjs/common';
-
-import { EdgeRoute } from '../http/edge-route';
-
 /**
  * A security requirement: every scope listed is required (spec 5.4). A route declares one or more
- * requirements, which are alternatives. `{domain}` stands for the domain the handler resolves.
+ * requirements, which are alternatives. `{domain}` stands for the domain the route resolves.
  */
 export type ScopeRequirement = readonly string[];
-
-export const SCOPES_METADATA = 'envoi:scopes';
-export const PUBLIC_METADATA = 'envoi:public';
-
-/** Alternatives of jointly required scopes; `[]` (no arguments) means any valid key. */
-export const RequireScopes = (...alternatives: ScopeRequirement[]) =>
-  SetMetadata(SCOPES_METADATA, alternatives);
-
-/**
- * A route reachable without credentials (tracking pixels and the like): skips the scope guard and,
- * through the Fastify route config, the authenticator.
- */
-export const Public = () =>
-  applyDecorators(SetMetadata(PUBLIC_METADATA, true), EdgeRoute({ public: true }));
 
 const DOMAIN_PLACEHOLDER = ':{domain}';
 
@@ -54,4 +36,31 @@ export function needsDomain(alternatives: readonly ScopeRequirement[]): boolean 
   return alternatives.some((requirement) =>
     requirement.some((scope) => scope.endsWith(DOMAIN_PLACEHOLDER)),
   );
+}
+
+/** The actions of the `{domain}` scopes among the alternatives (`messages:read`, …). */
+export function domainActions(alternatives: readonly ScopeRequirement[]): string[] {
+  const actions = alternatives.flatMap((requirement) =>
+    requirement
+      .filter((scope) => scope.endsWith(DOMAIN_PLACEHOLDER))
+      .map((scope) => scope.slice(0, -DOMAIN_PLACEHOLDER.length)),
+  );
+  return [...new Set(actions)];
+}
+
+/**
+ * The domains a key may use for a domain-scoped action: `'all'` when it holds `<action>:all`,
+ * else the domains of its `<action>:{domain}` scopes (empty: the action is not granted at all).
+ */
+export function grantedDomains(scopes: ReadonlySet<string>, action: string): 'all' | string[] {
+  if (scopes.has(`${action}:all`)) return 'all';
+  const prefix = `${action}:{`;
+  return [...scopes]
+    .filter((scope) => scope.startsWith(prefix) && scope.endsWith('}'))
+    .map((scope) => scope.slice(prefix.length, -1));
+}
+
+/** The domain part of an address, as scopes and domains store it. */
+export function emailDomain(email: string): string {
+  return email.slice(email.lastIndexOf('@') + 1).toLowerCase();
 }

@@ -1,4 +1,11 @@
-import { needsDomain, satisfies, type ScopeRequirement } from './scopes';
+import {
+  domainActions,
+  emailDomain,
+  grantedDomains,
+  needsDomain,
+  satisfies,
+  type ScopeRequirement,
+} from './scopes';
 
 const held = (...scopes: string[]): ReadonlySet<string> => new Set(scopes);
 
@@ -91,5 +98,44 @@ describe('needsDomain', () => {
     expect(needsDomain([])).toBe(false);
     expect(needsDomain([['accounts:read'], ['messages:send:all']])).toBe(false);
     expect(needsDomain([[]])).toBe(false);
+  });
+});
+
+describe('domainActions', () => {
+  it('names each action of a {domain} scope once', () => {
+    expect(domainActions([['messages:read:{domain}', 'domains:read']])).toEqual(['messages:read']);
+    expect(domainActions([['messages:send:{domain}'], ['messages:send:{domain}']])).toEqual([
+      'messages:send',
+    ]);
+    expect(domainActions([['accounts:read']])).toEqual([]);
+  });
+});
+
+describe('grantedDomains', () => {
+  it('is all with the action’s :all scope', () => {
+    expect(
+      grantedDomains(held('messages:read:all', 'messages:read:{a.com}'), 'messages:read'),
+    ).toBe('all');
+  });
+
+  it('lists the domains of the action’s domain scopes only', () => {
+    expect(
+      grantedDomains(
+        held('messages:read:{a.com}', 'messages:read:{b.org}', 'messages:send:{c.net}'),
+        'messages:read',
+      ),
+    ).toEqual(['a.com', 'b.org']);
+  });
+
+  it('is empty for a key with neither form', () => {
+    expect(grantedDomains(held('messages:send:all'), 'messages:read')).toEqual([]);
+    expect(grantedDomains(held(), 'messages:cancel')).toEqual([]);
+  });
+});
+
+describe('emailDomain', () => {
+  it('takes the part after the last @, lower-cased', () => {
+    expect(emailDomain('Jane.Doe@Mail.Example.COM')).toBe('mail.example.com');
+    expect(emailDomain('"a@b"@example.com')).toBe('example.com');
   });
 });
