@@ -1,5 +1,11 @@
+import { DeliveryStreamSubjects } from '@envoi/contracts-delivery';
 import { MESSAGE_DOWNLOADS_BUCKET, MESSAGE_UPLOADS_BUCKET } from '@envoi/contracts-messages';
-import { ensureUploadBucket, NATS_CONNECTION, NatsModule } from '@envoi/shared-nats';
+import {
+  ensureUploadBucket,
+  NATS_CONNECTION,
+  NatsModule,
+  StreamConsumersModule,
+} from '@envoi/shared-nats';
 import {
   DEFAULT_OUTBOX_RELAY_OPTIONS,
   deliveryStreamDefinition,
@@ -62,6 +68,10 @@ export class AppModule {
           streams: [deliveryStreamDefinition()],
           intervalMs: config.OUTBOX_RELAY_INTERVAL_MS,
           batchSize: config.OUTBOX_RELAY_BATCH,
+        }),
+        StreamConsumersModule.forRoot({
+          consumes: Object.values(DeliveryStreamSubjects),
+          settings: MessagesConfig,
         }),
         MessagesModule,
         DeliveryEventsModule,

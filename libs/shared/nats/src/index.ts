@@ -1,6 +1,6 @@
 export * from './broadcast';
+export * from './consumers';
 export * from './domain-changes';
-export * from './durable-consumer-group';
 export * from './jetstream-consumer';
 export * from './nats.module';
 export * from './nest-packet';
