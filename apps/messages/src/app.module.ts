@@ -7,6 +7,7 @@ import {
   StreamConsumersModule,
 } from '@envoi/shared-nats';
 import {
+  DeadLetterRepository,
   DEFAULT_OUTBOX_RELAY_OPTIONS,
   deliveryStreamDefinition,
   eventsStreamDefinition,
@@ -72,6 +73,8 @@ export class AppModule {
         StreamConsumersModule.forRoot({
           consumes: Object.values(DeliveryStreamSubjects),
           settings: MessagesConfig,
+          service: SERVICE_NAME,
+          deadLetters: DeadLetterRepository,
         }),
         MessagesModule,
         DeliveryEventsModule,
