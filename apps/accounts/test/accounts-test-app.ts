@@ -38,21 +38,12 @@ export interface AccountsTestApp extends ServiceHarness {
 }
 
 /**
- * Timings compressed for tests: failed events come back quickly, and the domains service's relay
- * polls often. Its periodic DNS re-check never comes due, so it never looks anything up.
+ * Timings compressed for tests: failed events come back quickly.
  */
 const ACCOUNTS_TEST_ENV = {
   EVENTS_RETRY_MS: '50',
   EVENTS_ACK_WAIT_MS: '5000',
   DOMAINS_RPC_TIMEOUT_MS: '3000',
-};
-const DOMAINS_TEST_ENV = {
-  OUTBOX_RELAY_INTERVAL_MS: '100',
-  DNS_RECHECK_INTERVAL_MS: String(24 * 3_600_000),
-  DNS_SERVERS: '127.0.0.1:9',
-  DNS_TIMEOUT_MS: '200',
-  DNS_TRIES: '1',
-  SHUTDOWN_GRACE_MS: '200',
 };
 
 let accountCounter = 0;
@@ -86,10 +77,7 @@ export async function startAccountsService(): Promise<AccountsTestApp> {
   await IsolatedPlatform.build();
   const platform = await IsolatedPlatform.start();
   try {
-    const domainsEnv = platform.env({
-      ...DOMAINS_TEST_ENV,
-      DKIM_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-    });
+    const domainsEnv = platform.offlineDomainsEnv();
     let domains = await platform.startService('domains', domainsEnv);
 
     const config = loadConfig(AccountsConfig, platform.env(ACCOUNTS_TEST_ENV));

@@ -38,14 +38,6 @@ const TEST_ENV = {
   OUTBOX_RELAY_INTERVAL_MS: '100',
 };
 
-/** The domains service beside it never looks anything up in DNS (no resolver answers). */
-const DOMAINS_TEST_ENV = {
-  DNS_SERVERS: '127.0.0.1:9',
-  DNS_TIMEOUT_MS: '200',
-  DNS_TRIES: '1',
-  DNS_RECHECK_INTERVAL_MS: String(24 * 3_600_000),
-};
-
 /**
  * Boots, on a private bus and database, the real domains service (a process, from the build: the
  * domain filters ask it which domains an account owns) and the suppressions service under test
@@ -55,10 +47,7 @@ export async function startSuppressionsService(): Promise<SuppressionsTestApp> {
   await IsolatedPlatform.build();
   const platform = await IsolatedPlatform.start({ owner: 'suppressions' });
   try {
-    await platform.startService(
-      'domains',
-      platform.env({ ...DOMAINS_TEST_ENV, DKIM_ENCRYPTION_KEY: randomBytes(32).toString('hex') }),
-    );
+    await platform.startService('domains', platform.offlineDomainsEnv());
     const config = loadConfig(SuppressionsConfig, platform.env(TEST_ENV));
     await runSuppressionsMigrations(config.DATABASE_URL);
 

@@ -12,7 +12,7 @@ const PLAIN_HTTP_REFUSAL = protocolErrorResponse(
     reason: 'Bad Request',
     message: 'this API is served over HTTPS only; plain HTTP requests are refused',
   },
-  false,
+  '/',
 );
 
 export interface ListenerLimits {

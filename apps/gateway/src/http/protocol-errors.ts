@@ -2,7 +2,7 @@ import type { Socket } from 'node:net';
 
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 
-import { errorBody } from '../errors/http-errors.filter';
+import { errorBody, sendError } from '../errors/http-errors.filter';
 import { HEADERS_TOO_LARGE_MESSAGE } from './request-headers';
 
 /** An answer to a request the router never saw (bad framing, oversized headers, timeouts). */
@@ -43,18 +43,18 @@ export function protocolErrorFor(code: string | undefined): ProtocolError {
 }
 
 /**
- * Whether the bytes the parser gave up on were a v1 request, whose errors are `{"status"}`.
- * Only the request line is looked at; nothing of it is echoed back.
+ * The path of the request line the parser gave up on ('' when it is not in these bytes), which
+ * decides between the v1 and v2 error bodies. It is never echoed back.
  */
-export function isV1RequestLine(rawPacket: unknown): boolean {
-  if (!Buffer.isBuffer(rawPacket)) return false;
+export function requestLinePath(rawPacket: unknown): string {
+  if (!Buffer.isBuffer(rawPacket)) return '';
   const line = rawPacket.subarray(0, 512).toString('latin1');
-  return /^[A-Z]+ \/v1\//.test(line);
+  return /^[A-Z]+ (\/\S*)/.exec(line)?.[1] ?? '';
 }
 
-/** The raw HTTP/1.1 answer to a protocol error, closing the connection. */
-export function protocolErrorResponse(error: ProtocolError, v1: boolean): string {
-  const body = JSON.stringify(errorBody(v1 ? '/v1/' : '/', error.message));
+/** The raw HTTP/1.1 answer to a protocol error on `path`, closing the connection. */
+export function protocolErrorResponse(error: ProtocolError, path: string): string {
+  const body = JSON.stringify(errorBody(path, error.message));
   return [
     `HTTP/1.1 ${error.status} ${error.reason}`,
     'Content-Type: application/json; charset=utf-8',
@@ -86,7 +86,7 @@ export function answerClientError(error: ClientError, socket: Socket): void {
   }
   const response = protocolErrorResponse(
     protocolErrorFor(error.code),
-    isV1RequestLine(error.rawPacket),
+    requestLinePath(error.rawPacket),
   );
   socket.end(response);
   socket.setTimeout(FLUSH_GRACE_MS, () => socket.destroy());
@@ -99,8 +99,5 @@ export function answerFrameworkError(
   reply: FastifyReply,
 ): void {
   const known = FRAMEWORK_ERRORS[error.code] ?? { status: 400, message: BAD_REQUEST.message };
-  void reply
-    .status(known.status)
-    .type('application/json; charset=utf-8')
-    .send(errorBody(request.url, known.message));
+  sendError(reply, request, { ...known, headers: {} });
 }

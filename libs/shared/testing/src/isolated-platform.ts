@@ -144,6 +144,22 @@ export class IsolatedPlatform {
     };
   }
 
+  /**
+   * The environment of a domains service beside the service under test that never looks anything
+   * up in DNS (no resolver answers, the periodic re-check never comes due), with a fresh DKIM key.
+   */
+  offlineDomainsEnv(): NodeJS.ProcessEnv {
+    return this.env({
+      DKIM_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+      DNS_SERVERS: '127.0.0.1:9',
+      DNS_TIMEOUT_MS: '200',
+      DNS_TRIES: '1',
+      DNS_RECHECK_INTERVAL_MS: String(24 * 3_600_000),
+      OUTBOX_RELAY_INTERVAL_MS: '100',
+      SHUTDOWN_GRACE_MS: '200',
+    });
+  }
+
   /** Runs the service's migrations, then starts it from dist/ and waits until it is ready. */
   async startService(name: string, env: NodeJS.ProcessEnv): Promise<ChildHandle> {
     const dist = path.join(WORKSPACE_ROOT, 'dist', 'apps', name, 'src');
