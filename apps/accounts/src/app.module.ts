@@ -1,4 +1,5 @@
-import { NatsModule } from '@envoi/shared-nats';
+import { DomainsStreamSubjects } from '@envoi/contracts-domains';
+import { NatsModule, StreamConsumersModule } from '@envoi/shared-nats';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 
@@ -25,6 +26,10 @@ export class AppModule {
           retryDelay: 1_000,
         }),
         NatsModule.forRoot({ servers: config.natsServers(), name: SERVICE_NAME }),
+        StreamConsumersModule.forRoot({
+          consumes: [DomainsStreamSubjects.deleted],
+          settings: AccountsConfig,
+        }),
         UsersModule,
         MembersModule,
         ApiKeysModule,

@@ -10,7 +10,12 @@ import {
 import type { EventSubject } from '@envoi/contracts-core';
 import { type DomainRecord, DomainsSubjects } from '@envoi/contracts-domains';
 import { loadConfig } from '@envoi/shared-config';
-import { decodePacket, type NestEventPacket, type RpcClient } from '@envoi/shared-nats';
+import {
+  decodePacket,
+  type NestEventPacket,
+  type RpcClient,
+  StreamConsumers,
+} from '@envoi/shared-nats';
 // The conventions let apps' tests use type:testing libs; eslint.config.mjs does not yet.
 import { type ServiceHarness, startServiceHarness } from '@envoi/shared-testing';
 import { Module } from '@nestjs/common';
@@ -18,7 +23,6 @@ import type { NatsConnection, Subscription } from 'nats';
 import { DataSource } from 'typeorm';
 
 import { AccountsConfig, SERVICE_NAME } from '../src/accounts.config';
-import { DomainEventsController } from '../src/api-keys/domain-events.controller';
 import { AppModule } from '../src/app.module';
 import { runAccountsMigrations } from '../src/database/run-accounts-migrations';
 import { IsolatedPlatform } from './isolated-platform';
@@ -94,11 +98,7 @@ export async function startAccountsService(): Promise<AccountsTestApp> {
       await platform.stop();
     };
     try {
-      await within(
-        harness.app.get(DomainEventsController).ready(),
-        20_000,
-        'the domain events consumer',
-      );
+      await within(harness.app.get(StreamConsumers).ready(), 20_000, 'the domain events consumer');
     } catch (error) {
       await harness.close();
       throw error;

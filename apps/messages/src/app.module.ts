@@ -1,6 +1,12 @@
 import { DomainsClientModule } from '@envoi/clients-domains';
+import { DeliveryStreamSubjects } from '@envoi/contracts-delivery';
 import { MESSAGE_DOWNLOADS_BUCKET, MESSAGE_UPLOADS_BUCKET } from '@envoi/contracts-messages';
-import { ensureUploadBucket, NATS_CONNECTION, NatsModule } from '@envoi/shared-nats';
+import {
+  ensureUploadBucket,
+  NATS_CONNECTION,
+  NatsModule,
+  StreamConsumersModule,
+} from '@envoi/shared-nats';
 import {
   DEFAULT_OUTBOX_RELAY_OPTIONS,
   deliveryStreamDefinition,
@@ -64,6 +70,10 @@ export class AppModule {
           streams: [deliveryStreamDefinition()],
           intervalMs: config.OUTBOX_RELAY_INTERVAL_MS,
           batchSize: config.OUTBOX_RELAY_BATCH,
+        }),
+        StreamConsumersModule.forRoot({
+          consumes: Object.values(DeliveryStreamSubjects),
+          settings: MessagesConfig,
         }),
         MessagesModule,
         DeliveryEventsModule,

@@ -21,6 +21,7 @@ import {
   connectNats,
   natsMicroserviceOptions,
   RpcClient,
+  StreamConsumers,
 } from '@envoi/shared-nats';
 import { createLogger } from '@envoi/shared-observability';
 // The conventions let apps' tests use type:testing libs; eslint.config.mjs does not yet.
@@ -38,7 +39,6 @@ import { DataSource } from 'typeorm';
 
 import { AppModule } from '../src/app.module';
 import { runMessagesMigrations } from '../src/database/run-messages-migrations';
-import { DeliveryEventsController } from '../src/delivery-events/delivery-events.controller';
 import { MessagesConfig, SERVICE_NAME } from '../src/messages.config';
 import { IsolatedPlatform } from './isolated-platform';
 
@@ -190,7 +190,7 @@ export async function startMessagesService(): Promise<MessagesTestApp> {
       (ok) => ok,
       { what: 'the DELIVERY and EVENTS streams' },
     );
-    await app.get(DeliveryEventsController).ready();
+    await app.get(StreamConsumers).ready();
     const jobs = await StreamCollector.start<DeliveryJob>(
       connection,
       DELIVERY_STREAM,

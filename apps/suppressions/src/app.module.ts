@@ -1,4 +1,5 @@
-import { NatsModule } from '@envoi/shared-nats';
+import { DeliveryStreamSubjects } from '@envoi/contracts-delivery';
+import { NatsModule, StreamConsumersModule } from '@envoi/shared-nats';
 import {
   DEFAULT_OUTBOX_RELAY_OPTIONS,
   eventsStreamDefinition,
@@ -31,6 +32,15 @@ export class AppModule {
           stream: eventsStreamDefinition(),
           intervalMs: config.OUTBOX_RELAY_INTERVAL_MS,
           batchSize: config.OUTBOX_RELAY_BATCH,
+        }),
+        StreamConsumersModule.forRoot({
+          consumes: [
+            DeliveryStreamSubjects.bounced,
+            DeliveryStreamSubjects.failed,
+            DeliveryStreamSubjects.delivered,
+            DeliveryStreamSubjects.transientError,
+          ],
+          settings: SuppressionsConfig,
         }),
         SuppressionsModule,
       ],

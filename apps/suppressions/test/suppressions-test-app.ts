@@ -8,7 +8,7 @@ import {
   SuppressionsSubjects,
 } from '@envoi/contracts-suppressions';
 import { loadConfig } from '@envoi/shared-config';
-import type { RpcClient } from '@envoi/shared-nats';
+import { type RpcClient, StreamConsumers } from '@envoi/shared-nats';
 // The conventions let apps' tests use type:testing libs; eslint.config.mjs does not yet.
 import { IsolatedPlatform, type ServiceHarness, startServiceHarness } from '@envoi/shared-testing';
 import { Module } from '@nestjs/common';
@@ -17,7 +17,6 @@ import { DataSource } from 'typeorm';
 import { AppModule } from '../src/app.module';
 import { runSuppressionsMigrations } from '../src/database/run-suppressions-migrations';
 import { SERVICE_NAME, SuppressionsConfig } from '../src/suppressions.config';
-import { DeliveryEventsController } from '../src/suppressions/delivery-events.controller';
 
 export interface SuppressionsTestApp extends ServiceHarness {
   rpc: RpcClient;
@@ -63,7 +62,7 @@ export async function startSuppressionsService(): Promise<SuppressionsTestApp> {
     };
     try {
       // The consumers of bounces and failures (they wait for the EVENTS stream the relay creates).
-      await harness.app.get(DeliveryEventsController).ready();
+      await harness.app.get(StreamConsumers).ready();
     } catch (error) {
       await harness.close();
       throw error;

@@ -4,27 +4,13 @@ import {
   DomainDeletedEvent,
   DomainsStreamSubjects,
 } from '@envoi/contracts-domains';
-import {
-  DurableConsumerGroup,
-  NATS_CONNECTION,
-  UnprocessableMessageError,
-} from '@envoi/shared-nats';
-import {
-  Inject,
-  Injectable,
-  Logger,
-  type OnApplicationBootstrap,
-  type OnModuleDestroy,
-} from '@nestjs/common';
-import type { NatsConnection } from 'nats';
+import { StreamConsumer, UnprocessableMessageError } from '@envoi/shared-nats';
+import { Injectable } from '@nestjs/common';
 
-import { AccountsConfig } from '../accounts.config';
 import { DomainScopesService } from './domain-scopes.service';
 
 /** The durable consumer every replica of this service shares. */
 export const DOMAIN_DELETED_DURABLE = 'accounts-domain-deleted';
-
-/** Redeliveries of a failed event back off up to this long. */
 
 /**
  * The data of a `domain.deleted` stream event, validated against its contract; an event that can
@@ -53,41 +39,16 @@ export function toDomainDeletion(event: unknown): DomainDeletedData {
   };
 }
 
-/**
- * Handles `events.domain.deleted` from the EVENTS stream (the durable counterpart of an
- * @EventPattern handler): validates each event and has the key scopes naming the domain removed.
- * Starts once the app is up; stops, letting the event in hand finish, before the bus connection
- * and the database pool close.
- */
+/** Handles `events.domain.deleted` from the EVENTS stream: the key scopes naming the domain go. */
 @Injectable()
-export class DomainEventsController implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly logger = new Logger(DomainEventsController.name);
-  private consumer: DurableConsumerGroup | undefined;
+export class DomainEventsController {
+  constructor(private readonly domainScopes: DomainScopesService) {}
 
-  constructor(
-    @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
-    private readonly config: AccountsConfig,
-    private readonly domainScopes: DomainScopesService,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    this.consumer = DurableConsumerGroup.start<unknown>({
-      connection: this.connection,
-      durables: [[DOMAIN_DELETED_DURABLE, DomainsStreamSubjects.deleted]],
-      settings: this.config,
-      handle: async (event) => {
-        await this.domainScopes.removeDeletedDomain(toDomainDeletion(event));
-      },
-      logger: this.logger,
-    });
-  }
-
-  /** Resolves once the durable consumer exists (it waits for the stream to be created). */
-  ready(): Promise<void> {
-    return this.consumer?.ready() ?? Promise.resolve();
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    await this.consumer?.stop();
+  @StreamConsumer({
+    durables: { [DOMAIN_DELETED_DURABLE]: DomainsStreamSubjects.deleted },
+    decode: toDomainDeletion,
+  })
+  async removeDeletedDomain(deletion: DomainDeletedData): Promise<void> {
+    await this.domainScopes.removeDeletedDomain(deletion);
   }
 }

@@ -1,18 +1,10 @@
 import type { StreamSubject } from '@envoi/contracts-core';
 import { DeliveryStreamSubjects } from '@envoi/contracts-delivery';
-import { DurableConsumerGroup, NATS_CONNECTION } from '@envoi/shared-nats';
-import {
-  Inject,
-  Injectable,
-  Logger,
-  type OnApplicationBootstrap,
-  type OnModuleDestroy,
-} from '@nestjs/common';
-import type { NatsConnection } from 'nats';
+import { StreamBatchConsumer, type StreamItem } from '@envoi/shared-nats';
+import { Injectable } from '@nestjs/common';
 
-import { MessagesConfig } from '../messages.config';
 import { DeliveryEventsService } from './delivery-events.service';
-import { toDeliveryOutcome } from './delivery-outcome';
+import { type DeliveryOutcome, toDeliveryOutcome } from './delivery-outcome';
 
 /**
  * One durable consumer per delivery event subject, each shared by every replica of this service.
@@ -29,46 +21,24 @@ export const DELIVERY_EVENT_DURABLES: ReadonlyArray<[string, StreamSubject<unkno
 ];
 
 /**
- * Feeds the status machine from the delivery events of the EVENTS stream (the durable
- * counterpart of @EventPattern handlers): validates each event and applies it once, the events
- * that arrived together (up to EVENTS_BATCH) in one transaction. Starts once
- * the app is up; stops, letting the events in hand finish, before the bus connection and the
- * database pool close.
+ * Feeds the status machine from the delivery events of the EVENTS stream: each event validated,
+ * applied once, the events that arrived together (up to EVENTS_BATCH) in one transaction.
  */
 @Injectable()
-export class DeliveryEventsController implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly logger = new Logger(DeliveryEventsController.name);
-  private consumers: DurableConsumerGroup | undefined;
+export class DeliveryEventsController {
+  constructor(private readonly events: DeliveryEventsService) {}
 
-  constructor(
-    @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
-    private readonly config: MessagesConfig,
-    private readonly events: DeliveryEventsService,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    this.consumers = DurableConsumerGroup.start<unknown>({
-      connection: this.connection,
-      durables: DELIVERY_EVENT_DURABLES,
-      settings: this.config,
-      handle: async (event) => {
-        await this.events.apply(toDeliveryOutcome(event));
-      },
-      // What arrived together, in one transaction. Should it fail (an unprocessable event, a
-      // database error one event causes), each event goes through `handle` on its own.
-      handleBatch: async (items) => {
-        await this.events.applyBatch(items.map(({ event }) => toDeliveryOutcome(event)));
-      },
-      logger: this.logger,
-    });
-  }
-
-  /** Resolves once every durable consumer exists (each waits for the stream to be created). */
-  ready(): Promise<void> {
-    return this.consumers?.ready() ?? Promise.resolve();
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    await this.consumers?.stop();
+  /**
+   * Should a batch fail (an unprocessable event, a database error one event causes), each event
+   * comes back on its own.
+   */
+  @StreamBatchConsumer({
+    durables: Object.fromEntries(DELIVERY_EVENT_DURABLES),
+    decode: toDeliveryOutcome,
+  })
+  async apply(items: ReadonlyArray<StreamItem<DeliveryOutcome>>): Promise<void> {
+    const [first, ...rest] = items;
+    if (first && rest.length === 0) await this.events.apply(first.event);
+    else await this.events.applyBatch(items.map(({ event }) => event));
   }
 }

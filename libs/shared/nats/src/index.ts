@@ -1,6 +1,6 @@
 export * from './broadcast';
 export * from './consumer-attachments';
-export * from './durable-consumer-group';
+export * from './consumers';
 export * from './jetstream-consumer';
 export * from './nats.module';
 export * from './nest-packet';

@@ -30,6 +30,7 @@ const SUBJECT: StreamSubject<TestEvent> = {
 /** A message that records how it was settled. */
 class FakeMessage implements PulledMessage {
   readonly settled: Array<{ how: 'ack' | 'nak' | 'term'; arg?: number }> = [];
+  heartbeats = 0;
   readonly subject = SUBJECT.name;
   readonly data: Uint8Array;
   readonly headers: { get(name: string): string };
@@ -51,6 +52,10 @@ class FakeMessage implements PulledMessage {
 
   term(): void {
     this.settled.push({ how: 'term' });
+  }
+
+  working(): void {
+    this.heartbeats += 1;
   }
 }
 
@@ -151,7 +156,13 @@ describe('deliverMessage', () => {
     expect(seen).toEqual([
       [
         { id: 'e1', n: 1 },
-        { subject: SUBJECT.name, streamSequence: 42, deliveryCount: 2, msgId: 'e1' },
+        {
+          subject: SUBJECT.name,
+          streamSequence: 42,
+          deliveryCount: 2,
+          msgId: 'e1',
+          signal: expect.any(AbortSignal) as AbortSignal,
+        },
       ],
     ]);
     expect(message.settled).toEqual([{ how: 'ack' }]);
@@ -314,6 +325,7 @@ describe('deliverBatch', () => {
           streamSequence: index + 1,
           deliveryCount: 1,
           msgId: `e${index + 1}`,
+          signal: expect.any(AbortSignal) as AbortSignal,
         },
       })),
     ]);

@@ -23,7 +23,16 @@ export interface StreamDelivery {
   deliveryCount: number;
   /** The publisher's `Nats-Msg-Id` (an outbox event's id), when it set one. */
   msgId: string | undefined;
+  /** Aborted when the consumer stops and the grace period for the message in hand is over. */
+  signal: AbortSignal;
 }
+
+/**
+ * How a handler may settle its message instead of the default (resolving acks, throwing retries
+ * with the retry policy): hand it back after a delay of its choosing, or drop it.
+ */
+export type StreamSettlement =
+  { kind: 'ack' } | { kind: 'nak'; delayMs: number } | { kind: 'term'; reason: string };
 
 /** A decoded message and where it came from, as a batch handler receives it. */
 export interface StreamItem<E> {
@@ -58,7 +67,7 @@ export interface DurableConsumerOptions<E> {
    * UnprocessableMessageError drops it). Must be idempotent: a message is delivered at least
    * once, and again after a lost acknowledgement or a stop that outlasted it.
    */
-  handle(event: E, delivery: StreamDelivery): Promise<void>;
+  handle(event: E, delivery: StreamDelivery): Promise<void | StreamSettlement>;
   /**
    * Optional batch mode: handles together, in stream order, the messages that have arrived while
    * the previous ones were handled (up to `batch`). Resolving acknowledges each of them; throwing
@@ -77,6 +86,18 @@ export interface DurableConsumerOptions<E> {
   batch?: number;
   /** Unacknowledged this long after delivery, a message is delivered again. */
   ackWaitMs?: number;
+  /** Messages (or groups) handled at once; 1 keeps stream order within a pull. */
+  concurrency?: number;
+  /**
+   * Tells the server the message in hand is still being worked on (every third of the ack wait),
+   * so a long job is not redelivered to another worker while it runs.
+   */
+  heartbeat?: boolean;
+  /**
+   * Called (never throwing) for a message that used up its deliveries or is unprocessable,
+   * before it is terminated: records it as a dead letter.
+   */
+  deadLetter?(message: PulledMessage, delivery: StreamDelivery, error: unknown): Promise<void>;
   /** Deliveries at most; then the message is terminated and logged. -1: unlimited. */
   maxDeliver?: number;
   /** How long one pull waits for messages when there are none (at least 1000). */
@@ -92,16 +113,20 @@ export interface DurableConsumerOptions<E> {
 export interface DurableConsumer {
   /** Resolves once the consumer exists on the server (or once stopped before that). */
   readonly ready: Promise<void>;
+  /** Messages being handled now. */
+  readonly busy: number;
   /**
-   * Stops pulling, lets the message (or group) in hand finish and hands back the rest for
-   * immediate redelivery. Waits at most `timeoutMs`; whatever is still unacknowledged then is
-   * redelivered after the ack wait.
+   * Stops pulling, lets the messages (or groups) in hand finish and hands back the rest for
+   * immediate redelivery. Waits at most `timeoutMs`; then aborts the signal of what is still in
+   * hand and waits `abortSettleMs` more. Whatever is still unacknowledged then is redelivered
+   * after the ack wait.
    */
-  stop(timeoutMs?: number): Promise<void>;
+  stop(timeoutMs?: number, abortSettleMs?: number): Promise<void>;
 }
 
 export const DURABLE_CONSUMER_DEFAULTS = {
   batch: 32,
+  concurrency: 1,
   ackWaitMs: 30_000,
   maxDeliver: -1,
   expiresMs: 5_000,
@@ -165,13 +190,15 @@ export interface PulledMessage {
   readonly info: { readonly deliveryCount: number; readonly streamSequence: number };
   ack(): void;
   nak(millis?: number): void;
+  /** Pushes the ack deadline back (an in-progress acknowledgement). */
+  working(): void;
   /** Never called with a reason: servers before 2.11 ignore a `+TERM` that carries one. */
   term(): void;
 }
 
 const decoder = new TextDecoder();
 
-function decodeJson<E>(data: Uint8Array): E {
+export function decodeJson<E>(data: Uint8Array): E {
   try {
     return JSON.parse(decoder.decode(data)) as E;
   } catch (error) {
@@ -184,16 +211,57 @@ export type DeliveryOutcome = 'acked' | 'retried' | 'terminated';
 /** What settling messages needs from the consumer's options. */
 export type DeliveryOptions<E> = Pick<
   DurableConsumerOptions<E>,
-  'handle' | 'handleBatch' | 'logger' | 'decode' | 'maxDeliver' | 'retryDelayMs' | 'durable'
+  | 'handle'
+  | 'handleBatch'
+  | 'logger'
+  | 'decode'
+  | 'maxDeliver'
+  | 'retryDelayMs'
+  | 'durable'
+  | 'deadLetter'
 >;
 
-function deliveryOf(message: PulledMessage): StreamDelivery {
+const NEVER_ABORTED = new AbortController().signal;
+
+function deliveryOf(message: PulledMessage, signal: AbortSignal): StreamDelivery {
   return {
     subject: message.subject,
     streamSequence: message.info.streamSequence,
     deliveryCount: message.info.deliveryCount,
     msgId: message.headers?.get('Nats-Msg-Id') || undefined,
+    signal,
   };
+}
+
+/** Records the dead letter (when the consumer keeps them) and terminates the message. */
+async function terminate<E>(
+  message: PulledMessage,
+  delivery: StreamDelivery,
+  error: unknown,
+  options: DeliveryOptions<E>,
+): Promise<'terminated'> {
+  if (options.deadLetter) await options.deadLetter(message, delivery, error);
+  message.term();
+  return 'terminated';
+}
+
+function settle(
+  message: PulledMessage,
+  settlement: StreamSettlement | void,
+  what: string,
+  logger: DurableConsumerLogger,
+): DeliveryOutcome {
+  if (!settlement || settlement.kind === 'ack') {
+    message.ack();
+    return 'acked';
+  }
+  if (settlement.kind === 'nak') {
+    message.nak(settlement.delayMs);
+    return 'retried';
+  }
+  logger.error(`${what} dropped: ${settlement.reason}`);
+  message.term();
+  return 'terminated';
 }
 
 /**
@@ -203,25 +271,25 @@ function deliveryOf(message: PulledMessage): StreamDelivery {
 export async function deliverMessage<E>(
   message: PulledMessage,
   options: DeliveryOptions<E>,
+  signal: AbortSignal = NEVER_ABORTED,
 ): Promise<DeliveryOutcome> {
-  const delivery = deliveryOf(message);
+  const delivery = deliveryOf(message, signal);
   const what = `${options.durable}: ${delivery.subject} #${delivery.streamSequence}`;
+  let settlement: StreamSettlement | void;
   try {
     const event = (options.decode ?? decodeJson<E>)(message.data);
-    await options.handle(event, delivery);
+    settlement = await options.handle(event, delivery);
   } catch (error) {
     if (error instanceof UnprocessableMessageError) {
       options.logger.error(`${what} is unprocessable, dropped: ${error.message}`);
-      message.term();
-      return 'terminated';
+      return terminate(message, delivery, error, options);
     }
     const maxDeliver = options.maxDeliver ?? DURABLE_CONSUMER_DEFAULTS.maxDeliver;
     if (maxDeliver > 0 && delivery.deliveryCount >= maxDeliver) {
       options.logger.error(
         `${what} failed on its last delivery (${delivery.deliveryCount}), dropped: ${String(error)}`,
       );
-      message.term();
-      return 'terminated';
+      return terminate(message, delivery, error, options);
     }
     const delay = (options.retryDelayMs ?? defaultRetryDelay)(delivery.deliveryCount);
     options.logger.warn(
@@ -230,16 +298,16 @@ export async function deliverMessage<E>(
     message.nak(delay);
     return 'retried';
   }
-  message.ack();
-  return 'acked';
+  return settle(message, settlement, what, options.logger);
 }
 
 async function deliverEach<E>(
   messages: readonly PulledMessage[],
   options: DeliveryOptions<E>,
+  signal: AbortSignal,
 ): Promise<DeliveryOutcome[]> {
   const outcomes: DeliveryOutcome[] = [];
-  for (const message of messages) outcomes.push(await deliverMessage(message, options));
+  for (const message of messages) outcomes.push(await deliverMessage(message, options, signal));
   return outcomes;
 }
 
@@ -253,9 +321,10 @@ async function deliverEach<E>(
 export async function deliverBatch<E>(
   messages: readonly PulledMessage[],
   options: DeliveryOptions<E>,
+  signal: AbortSignal = NEVER_ABORTED,
 ): Promise<DeliveryOutcome[]> {
   const { handleBatch } = options;
-  if (!handleBatch || messages.length < 2) return deliverEach(messages, options);
+  if (!handleBatch || messages.length < 2) return deliverEach(messages, options, signal);
   const outcomes = new Array<DeliveryOutcome>(messages.length);
   const decoded: Array<{ index: number; message: PulledMessage; item: StreamItem<E> }> = [];
   for (const [index, message] of messages.entries()) {
@@ -264,10 +333,10 @@ export async function deliverBatch<E>(
       event = (options.decode ?? decodeJson<E>)(message.data);
     } catch {
       // deliverMessage decodes it again, fails the same way and settles it as it always has.
-      outcomes[index] = await deliverMessage(message, options);
+      outcomes[index] = await deliverMessage(message, options, signal);
       continue;
     }
-    decoded.push({ index, message, item: { event, delivery: deliveryOf(message) } });
+    decoded.push({ index, message, item: { event, delivery: deliveryOf(message, signal) } });
   }
   const together = decoded.length > 1 && (await handledTogether(decoded, handleBatch, options));
   for (const { index, message } of decoded) {
@@ -275,7 +344,7 @@ export async function deliverBatch<E>(
       message.ack();
       outcomes[index] = 'acked';
     } else {
-      outcomes[index] = await deliverMessage(message, options);
+      outcomes[index] = await deliverMessage(message, options, signal);
     }
   }
   return outcomes;
@@ -366,23 +435,37 @@ export function startDurableConsumer<E>(options: DurableConsumerOptions<E>): Dur
   return new DurableConsumerLoop(options);
 }
 
+/** A message (or group) being handled, with what stops and settles it. */
+interface InFlight {
+  abort: AbortController;
+  done: Promise<void>;
+}
+
+const MIN_HEARTBEAT_MS = 100;
+
 class DurableConsumerLoop<E> implements DurableConsumer {
   readonly ready: Promise<void>;
   private readonly done: Promise<void>;
   private markReady!: () => void;
   private stopping = false;
-  private handling = false;
   /** The consumer exists on the server and the last setup or pull did not fail. */
   private attached = false;
+  private readonly inFlight = new Set<InFlight>();
+  private slotFreed: (() => void) | undefined;
   private batch: ConsumerMessages | undefined;
   private pause: { timer: NodeJS.Timeout; resume: () => void } | undefined;
   private readonly setupBackoff: (attempt: number) => number;
+  private readonly batchSize: number;
+  private readonly concurrency: number;
 
   constructor(private readonly options: DurableConsumerOptions<E>) {
     const expiresMs = options.expiresMs ?? DURABLE_CONSUMER_DEFAULTS.expiresMs;
     if (expiresMs < MIN_EXPIRES_MS) throw new Error(`expiresMs must be at least ${MIN_EXPIRES_MS}`);
-    const batch = options.batch ?? DURABLE_CONSUMER_DEFAULTS.batch;
-    if (!Number.isInteger(batch) || batch < 1) throw new Error('batch must be a positive integer');
+    this.batchSize = positiveInteger('batch', options.batch ?? DURABLE_CONSUMER_DEFAULTS.batch);
+    this.concurrency = positiveInteger(
+      'concurrency',
+      options.concurrency ?? DURABLE_CONSUMER_DEFAULTS.concurrency,
+    );
     this.setupBackoff = exponentialBackoff(
       FIRST_SETUP_RETRY_MS,
       options.setupRetryMaxMs ?? DURABLE_CONSUMER_DEFAULTS.setupRetryMaxMs,
@@ -396,27 +479,34 @@ class DurableConsumerLoop<E> implements DurableConsumer {
     this.done = this.run().finally(() => this.markReady());
   }
 
-  async stop(timeoutMs = DEFAULT_STOP_TIMEOUT_MS): Promise<void> {
+  get busy(): number {
+    return this.inFlight.size;
+  }
+
+  async stop(timeoutMs = DEFAULT_STOP_TIMEOUT_MS, abortSettleMs = 0): Promise<void> {
+    if (this.stopping) return this.done;
     this.stopping = true;
     this.markReady();
     this.resume();
-    // While a handler runs, the loop ends the pull itself once it is done (see pullBatch).
-    if (!this.handling) this.batch?.stop();
-    let timer: NodeJS.Timeout | undefined;
-    const stopped = await Promise.race([
-      this.done.then(() => true),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), timeoutMs);
-      }),
-    ]);
-    clearTimeout(timer);
-    if (!stopped) {
-      // Leave the hung handler; its open pull must not take in (and strand) more messages.
-      this.batch?.stop();
-      this.options.logger.warn(
-        `${this.options.durable}: still handling a message after ${timeoutMs} ms; stopping anyway (it will be redelivered)`,
-      );
-    }
+    this.slotFreed?.();
+    // While a handler runs, the loop ends the pull itself once it is done (see startGroup).
+    if (this.inFlight.size === 0) this.batch?.stop();
+    const stopped = await within(this.settled(), timeoutMs);
+    if (stopped) return;
+    const left = [...this.inFlight];
+    for (const entry of left) entry.abort.abort();
+    if (abortSettleMs > 0 && (await within(this.settled(), abortSettleMs))) return;
+    // Leave the hung handlers; the open pull must not take in (and strand) more messages.
+    this.batch?.stop();
+    this.options.logger.warn(
+      `${this.options.durable}: still handling ${this.inFlight.size} message(s) after ${timeoutMs} ms; stopping anyway (redelivered later)`,
+    );
+  }
+
+  /** The loop has ended and every message in hand is settled. */
+  private async settled(): Promise<void> {
+    await this.done;
+    await Promise.all([...this.inFlight].map((entry) => entry.done));
   }
 
   private async run(): Promise<void> {
@@ -428,6 +518,8 @@ class DurableConsumerLoop<E> implements DurableConsumer {
         consumer ??= await this.setup();
         this.attached = true;
         this.markReady();
+        await this.waitForSlot();
+        if (this.stopping) break;
         await this.pullBatch(consumer);
         failures = 0;
       } catch (error) {
@@ -466,42 +558,70 @@ class DurableConsumerLoop<E> implements DurableConsumer {
   }
 
   /**
-   * One pull of up to `batch` messages, handled as they arrive: one at a time, or with a batch
-   * handler, each time all that arrived while the previous group was handled.
+   * One pull of what the free slots can take (up to `batch`), handled as it arrives: one message
+   * per slot, or with a batch handler, each time all that arrived while a slot was busy.
    */
   private async pullBatch(consumer: Consumer): Promise<void> {
-    const batch = this.options.batch ?? DURABLE_CONSUMER_DEFAULTS.batch;
+    const groupSize = this.options.handleBatch ? this.batchSize : 1;
+    const free = this.concurrency - this.inFlight.size;
     const messages = await consumer.fetch({
-      max_messages: batch,
+      max_messages: Math.min(this.batchSize, free * groupSize),
       expires: this.options.expiresMs ?? DURABLE_CONSUMER_DEFAULTS.expiresMs,
     });
     this.batch = messages;
     const inbox = new PullInbox(messages);
-    const groupSize = this.options.handleBatch ? batch : 1;
     try {
       if (this.stopping) messages.stop();
       // Bounded: a pull yields at most `batch` messages, and each group takes at least one.
-      let group = await inbox.take(groupSize);
-      while (group.length > 0) {
+      for (;;) {
+        await this.waitForSlot();
+        const group = await inbox.take(groupSize);
+        if (group.length === 0) break;
         if (this.stopping) {
           // Fetched but not started: another replica (or the next start) takes them at once.
           for (const message of group) message.nak();
         } else {
-          this.handling = true;
-          try {
-            await deliverBatch(group, this.options);
-          } finally {
-            this.handling = false;
-          }
-          if (this.stopping) messages.stop();
+          this.startGroup(group);
         }
-        group = await inbox.take(groupSize);
       }
     } finally {
       this.batch = undefined;
       // A no-op once the pull has ended; otherwise what it still holds is redelivered later.
-      messages.stop();
+      if (this.inFlight.size === 0) messages.stop();
       await inbox.finished();
+    }
+  }
+
+  private startGroup(group: PulledMessage[]): void {
+    const abort = new AbortController();
+    const heartbeat = this.options.heartbeat ? this.startHeartbeat(group) : undefined;
+    const entry: InFlight = {
+      abort,
+      done: deliverBatch(group, this.options, abort.signal).then(() => {
+        clearInterval(heartbeat);
+        this.inFlight.delete(entry);
+        if (this.stopping && this.inFlight.size === 0) this.batch?.stop();
+        this.slotFreed?.();
+      }),
+    };
+    this.inFlight.add(entry);
+  }
+
+  private startHeartbeat(group: readonly PulledMessage[]): NodeJS.Timeout {
+    const ackWaitMs = this.options.ackWaitMs ?? DURABLE_CONSUMER_DEFAULTS.ackWaitMs;
+    const timer = setInterval(
+      () => group.forEach((message) => message.working()),
+      Math.max(Math.floor(ackWaitMs / 3), MIN_HEARTBEAT_MS),
+    );
+    timer.unref();
+    return timer;
+  }
+
+  /** Waits (bounded by stop) until a slot is free. */
+  private async waitForSlot(): Promise<void> {
+    while (this.inFlight.size >= this.concurrency && !this.stopping) {
+      await new Promise<void>((resolve) => (this.slotFreed = resolve));
+      this.slotFreed = undefined;
     }
   }
 
@@ -522,4 +642,22 @@ class DurableConsumerLoop<E> implements DurableConsumer {
   private resume(): void {
     this.pause?.resume();
   }
+}
+
+function positiveInteger(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer`);
+  return value;
+}
+
+/** Whether the promise settled within `ms`. */
+async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const result = await Promise.race([
+    promise.then(() => true),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), ms);
+    }),
+  ]);
+  clearTimeout(timer);
+  return result;
 }

@@ -150,6 +150,7 @@ describe('startDurableConsumer (real nats-server with JetStream)', () => {
       streamSequence: 1,
       deliveryCount: 1,
       msgId: 'id-1',
+      signal: expect.any(AbortSignal) as AbortSignal,
     });
     await eventually(async () => {
       const info = await consumerInfo(subject);

@@ -1,0 +1,5 @@
+export * from './contract-decoder';
+export * from './handler-check';
+export * from './stream-consumer.decorator';
+export * from './stream-consumers';
+export * from './stream-consumers.module';
