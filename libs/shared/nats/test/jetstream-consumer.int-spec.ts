@@ -17,6 +17,7 @@ import {
   startDurableConsumer,
   type StreamDelivery,
 } from '../src/jetstream-consumer';
+import { eventually } from './eventually';
 
 interface TestEvent {
   n: number;
@@ -25,20 +26,6 @@ interface TestEvent {
 interface Received {
   event: TestEvent;
   delivery: StreamDelivery;
-}
-
-/** Polls until `probe` answers true; fails after `timeoutMs` (tests never sleep blindly). */
-async function eventually(
-  probe: () => Promise<boolean> | boolean,
-  what: string,
-  timeoutMs = 10_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await probe()) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
 }
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {

@@ -8,6 +8,7 @@ import { connect, type NatsConnection } from 'nats';
 
 import { RpcClient } from '../src/rpc-client';
 import { natsMicroserviceOptions } from '../src/service-transport';
+import { eventually } from './eventually';
 
 interface Work {
   n: number;
@@ -70,20 +71,6 @@ class WorkController {
 
 @Module({ controllers: [WorkController] })
 class WorkModule {}
-
-/** Polls until `probe` answers true; fails after `timeoutMs` (tests never sleep blindly). */
-async function eventually(
-  probe: () => Promise<boolean> | boolean,
-  what: string,
-  timeoutMs = 10_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await probe()) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-}
 
 describe('service shutdown (real nats-server)', () => {
   const servers = (process.env['NATS_URL'] ?? '').split(',');
