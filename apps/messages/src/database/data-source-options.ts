@@ -1,10 +1,9 @@
 import path from 'node:path';
 
 import { serviceDataSourceOptions } from '@envoi/shared-database';
-import { OutboxMessageEntity } from '@envoi/shared-outbox';
+import { OutboxMessageEntity, ProcessedEventEntity } from '@envoi/shared-outbox';
 import type { DataSourceOptions } from 'typeorm';
 
-import { ProcessedEventEntity } from '../delivery-events/processed-event.entity';
 import { MessageEntity } from '../messages/message.entity';
 import { MessageContentEntity } from '../messages/message-content.entity';
 import { TrackedLinkEntity } from '../tracking/tracked-link.entity';

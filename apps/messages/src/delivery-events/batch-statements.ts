@@ -1,4 +1,5 @@
 import type { DeliveryAttemptRecord, MessageStatus } from '@envoi/contracts-messages';
+import { Inbox } from '@envoi/shared-outbox';
 import type { EntityManager } from 'typeorm';
 
 import { MESSAGES_SCHEMA } from '../database/data-source-options';
@@ -55,28 +56,22 @@ export async function lockMessages(
   }));
 }
 
+/** The service's inbox: the delivery events applied, each with its message (deleted with it). */
+export const MESSAGES_INBOX = new Inbox(MESSAGES_SCHEMA);
+
 /**
  * Claims the events; answers the ids not claimed before. Run after lockMessages: whoever else
  * claims one of these events holds its message's lock, so its claim has committed (and is seen
  * here) or rolled back by now.
  */
-const CLAIM_EVENTS_SQL = `
-  INSERT INTO ${MESSAGES_SCHEMA}.processed_events (event_id, message_id, type)
-  SELECT * FROM unnest($1::varchar[], $2::uuid[], $3::varchar[])
-  ON CONFLICT (event_id) DO NOTHING
-  RETURNING event_id`;
-
-export async function claimEvents(
+export function claimEvents(
   manager: EntityManager,
   claims: readonly EventClaim[],
 ): Promise<Set<string>> {
-  if (claims.length === 0) return new Set();
-  const rows = await manager.query<Array<{ event_id: string }>>(CLAIM_EVENTS_SQL, [
-    claims.map((claim) => claim.eventId),
-    claims.map((claim) => claim.messageId),
-    claims.map((claim) => claim.type),
-  ]);
-  return new Set(rows.map((row) => row.event_id));
+  return MESSAGES_INBOX.claim(
+    manager,
+    claims.map(({ eventId, messageId, type }) => ({ eventId, type, recordId: messageId })),
+  );
 }
 
 /** Writes the delivery fields of every changed message; `updated_at` is the same for all. */

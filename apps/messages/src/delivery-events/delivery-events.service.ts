@@ -2,7 +2,6 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 
-import { MESSAGES_SCHEMA } from '../database/data-source-options';
 import { MessageEntity } from '../messages/message.entity';
 import { purgeContentNow } from '../retention/content-purge';
 import { type ApplyResult, byId, claimsOf, foldBatch } from './batch-fold';
@@ -11,13 +10,6 @@ import type { DeliveryOutcome } from './delivery-outcome';
 import { applyOutcome, deliveryFinished } from './status-machine';
 
 export type { ApplyResult } from './batch-fold';
-
-/** Claims an event for its message; no row back when it was applied before. */
-const CLAIM_EVENT_SQL = `
-  INSERT INTO ${MESSAGES_SCHEMA}.processed_events (event_id, message_id, type)
-  VALUES ($1, $2, $3)
-  ON CONFLICT (event_id) DO NOTHING
-  RETURNING event_id`;
 
 /**
  * The status machine's writes: applies delivery events to their messages, each at most once and
@@ -85,12 +77,10 @@ export class DeliveryEventsService {
       lock: { mode: 'pessimistic_write' },
     });
     if (!message) return 'unknown_message';
-    const claimed = await manager.query<Array<{ event_id: string }>>(CLAIM_EVENT_SQL, [
-      outcome.eventId,
-      message.id,
-      outcome.type,
+    const claimed = await claimEvents(manager, [
+      { eventId: outcome.eventId, messageId: message.id, type: outcome.type },
     ]);
-    if (claimed.length === 0) return 'duplicate';
+    if (claimed.size === 0) return 'duplicate';
     const next = applyOutcome(message, outcome.reported);
     await manager.update(
       MessageEntity,

@@ -93,7 +93,7 @@ export function deliveryBatchSuite(getApp: () => MessagesTestApp): void {
         `SELECT m.id, m.status, m.sent_at, m.delivered_at, m.bounce_classification,
                 m.num_attempts, m.delivery_attempts,
                 (SELECT count(*)::int FROM messages.processed_events p
-                 WHERE p.message_id = m.id) AS processed_events
+                 WHERE p.record_id = m.id) AS processed_events
          FROM messages.messages m WHERE m.id = ANY($1::uuid[])`,
         [targets.map((target) => target.id)],
       );

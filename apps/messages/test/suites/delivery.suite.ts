@@ -88,7 +88,7 @@ export function deliverySuite(getApp: () => MessagesTestApp): void {
 
     async function processedEvents(id: string): Promise<number> {
       const [row] = await app.dataSource.query<Array<{ count: number }>>(
-        'SELECT count(*)::int AS count FROM messages.processed_events WHERE message_id = $1',
+        'SELECT count(*)::int AS count FROM messages.processed_events WHERE record_id = $1',
         [id],
       );
       return row?.count ?? 0;

@@ -1,10 +1,9 @@
 import path from 'node:path';
 
 import { serviceDataSourceOptions } from '@envoi/shared-database';
-import { OutboxMessageEntity } from '@envoi/shared-outbox';
+import { OutboxMessageEntity, ProcessedEventEntity } from '@envoi/shared-outbox';
 import type { DataSourceOptions } from 'typeorm';
 
-import { ProcessedEventEntity } from '../suppressions/processed-event.entity';
 import { SuppressionEntity } from '../suppressions/suppression.entity';
 
 export const SUPPRESSIONS_SCHEMA = 'suppressions';

@@ -1,18 +1,17 @@
 import { CodedError } from '@envoi/contracts-core';
 import { SuppressionsErrorCode } from '@envoi/contracts-suppressions';
 import { UnprocessableMessageError } from '@envoi/shared-nats';
+import { Inbox } from '@envoi/shared-outbox';
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 
+import { SUPPRESSIONS_SCHEMA } from '../database/data-source-options';
 import type { AutomaticSuppression, SuppressionDecision } from './delivery-outcome';
 import { SuppressionsService } from './suppressions.service';
 
-const IS_PROCESSED_SQL = `SELECT 1 FROM suppressions.processed_events WHERE event_id = $1`;
-
-const MARK_PROCESSED_SQL = `
-  INSERT INTO suppressions.processed_events (event_id) VALUES ($1)
-  ON CONFLICT (event_id) DO NOTHING`;
+/** The service's inbox: the delivery events handled (purged after PROCESSED_EVENTS_RETENTION_MS). */
+export const SUPPRESSIONS_INBOX = new Inbox(SUPPRESSIONS_SCHEMA);
 
 /** What handling a delivery event did. */
 export type AutomaticOutcome = 'ignored' | 'duplicate' | 'suppressed' | 'already_suppressed';
@@ -42,13 +41,12 @@ export class AutomaticSuppressionsService {
       );
     }
     if (suppressions.length === 0) return 'ignored';
-    const seen = await this.dataSource.query<unknown[]>(IS_PROCESSED_SQL, [eventId]);
-    if (seen.length > 0) return 'duplicate';
+    if (await SUPPRESSIONS_INBOX.seen(this.dataSource, eventId)) return 'duplicate';
     let anyCreated = false;
     for (const suppression of suppressions) {
       if (await this.suppress(eventId, suppression)) anyCreated = true;
     }
-    await this.dataSource.query(MARK_PROCESSED_SQL, [eventId]);
+    await SUPPRESSIONS_INBOX.claim(this.dataSource, [{ eventId }]);
     return anyCreated ? 'suppressed' : 'already_suppressed';
   }
 

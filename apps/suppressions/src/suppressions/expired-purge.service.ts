@@ -9,6 +9,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 
 import { SuppressionsConfig } from '../suppressions.config';
+import { SUPPRESSIONS_INBOX } from './automatic-suppressions.service';
 
 /** Batches one run deletes at most before it waits for the next interval. */
 export const MAX_PURGE_BATCHES_PER_RUN = 10;
@@ -24,21 +25,6 @@ const PURGE_SQL = `
       SELECT id FROM suppressions.suppressions
       WHERE expires_at <= now()
       ORDER BY expires_at
-      LIMIT $1
-      FOR UPDATE SKIP LOCKED
-    )
-    RETURNING 1
-  )
-  SELECT count(*)::int AS purged FROM purged`;
-
-/** Deletes up to $1 handled-event records older than $2 milliseconds, oldest first. */
-const PURGE_PROCESSED_EVENTS_SQL = `
-  WITH purged AS (
-    DELETE FROM suppressions.processed_events
-    WHERE event_id IN (
-      SELECT event_id FROM suppressions.processed_events
-      WHERE processed_at <= now() - make_interval(secs => $2::double precision / 1000)
-      ORDER BY processed_at
       LIMIT $1
       FOR UPDATE SKIP LOCKED
     )
@@ -84,28 +70,30 @@ export class ExpiredPurgeService implements OnApplicationBootstrap, OnModuleDest
 
   /** Deletes expired suppressions in at most MAX_PURGE_BATCHES_PER_RUN batches; returns how many. */
   purgeExpired(): Promise<number> {
-    return this.purgeWith(PURGE_SQL, [this.config.SUPPRESSION_PURGE_BATCH]);
+    return this.purgeWith(async () => {
+      const rows = await this.dataSource.query<Array<{ purged: number }>>(PURGE_SQL, [
+        this.config.SUPPRESSION_PURGE_BATCH,
+      ]);
+      return rows[0]?.purged ?? 0;
+    });
   }
 
   /** Deletes records of delivery events older than PROCESSED_EVENTS_RETENTION_MS, bounded alike. */
   purgeProcessedEvents(): Promise<number> {
-    return this.purgeWith(PURGE_PROCESSED_EVENTS_SQL, [
-      this.config.SUPPRESSION_PURGE_BATCH,
-      this.config.PROCESSED_EVENTS_RETENTION_MS,
-    ]);
+    return this.purgeWith(() =>
+      SUPPRESSIONS_INBOX.purgeOlderThan(
+        this.dataSource,
+        this.config.PROCESSED_EVENTS_RETENTION_MS,
+        this.config.SUPPRESSION_PURGE_BATCH,
+      ),
+    );
   }
 
-  private purgeWith(sql: string, parameters: [number, ...number[]]): Promise<number> {
-    return purgeInBatches(
-      async () => {
-        const rows = await this.dataSource.query<Array<{ purged: number }>>(sql, parameters);
-        return rows[0]?.purged ?? 0;
-      },
-      {
-        batchSize: parameters[0],
-        maxBatches: MAX_PURGE_BATCHES_PER_RUN,
-        stopped: () => this.periodic.stopped,
-      },
-    );
+  private purgeWith(purgeBatch: () => Promise<number>): Promise<number> {
+    return purgeInBatches(purgeBatch, {
+      batchSize: this.config.SUPPRESSION_PURGE_BATCH,
+      maxBatches: MAX_PURGE_BATCHES_PER_RUN,
+      stopped: () => this.periodic.stopped,
+    });
   }
 }

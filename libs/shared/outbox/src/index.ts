@@ -1,4 +1,5 @@
 export * from './event-stream';
+export * from './inbox';
 export * from './outbox';
 export * from './outbox.module';
 export * from './outbox-message.entity';
