@@ -1,5 +1,6 @@
 import { DomainsStreamSubjects } from '@envoi/contracts-domains';
 import { NatsModule, StreamConsumersModule } from '@envoi/shared-nats';
+import { DeadLetterRepository } from '@envoi/shared-outbox';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 
@@ -29,6 +30,8 @@ export class AppModule {
         StreamConsumersModule.forRoot({
           consumes: [DomainsStreamSubjects.deleted],
           settings: AccountsConfig,
+          service: SERVICE_NAME,
+          deadLetters: DeadLetterRepository,
         }),
         UsersModule,
         MembersModule,

@@ -8,6 +8,7 @@ import {
   StreamConsumersModule,
 } from '@envoi/shared-nats';
 import {
+  DeadLetterRepository,
   DEFAULT_OUTBOX_RELAY_OPTIONS,
   deliveryStreamDefinition,
   eventsStreamDefinition,
@@ -74,6 +75,8 @@ export class AppModule {
         StreamConsumersModule.forRoot({
           consumes: Object.values(DeliveryStreamSubjects),
           settings: MessagesConfig,
+          service: SERVICE_NAME,
+          deadLetters: DeadLetterRepository,
         }),
         MessagesModule,
         DeliveryEventsModule,

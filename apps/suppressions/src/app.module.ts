@@ -1,6 +1,7 @@
 import { DeliveryStreamSubjects } from '@envoi/contracts-delivery';
 import { NatsModule, StreamConsumersModule } from '@envoi/shared-nats';
 import {
+  DeadLetterRepository,
   DEFAULT_OUTBOX_RELAY_OPTIONS,
   eventsStreamDefinition,
   OutboxModule,
@@ -41,6 +42,8 @@ export class AppModule {
             DeliveryStreamSubjects.transientError,
           ],
           settings: SuppressionsConfig,
+          service: SERVICE_NAME,
+          deadLetters: DeadLetterRepository,
         }),
         SuppressionsModule,
       ],

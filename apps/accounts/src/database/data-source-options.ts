@@ -1,6 +1,7 @@
 import path from 'node:path';
 
 import { serviceDataSourceOptions } from '@envoi/shared-database';
+import { DeadLetterEntity } from '@envoi/shared-outbox';
 import type { DataSourceOptions } from 'typeorm';
 
 import { AccountEntity } from '../accounts/account.entity';
@@ -13,6 +14,7 @@ import { UserEntity } from '../users/user.entity';
 export const ACCOUNTS_SCHEMA = 'accounts';
 
 export const ACCOUNTS_ENTITIES = [
+  DeadLetterEntity,
   AccountEntity,
   UserEntity,
   MemberEntity,

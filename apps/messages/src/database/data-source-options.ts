@@ -1,7 +1,7 @@
 import path from 'node:path';
 
 import { serviceDataSourceOptions } from '@envoi/shared-database';
-import { OutboxMessageEntity, ProcessedEventEntity } from '@envoi/shared-outbox';
+import { DeadLetterEntity, OutboxMessageEntity, ProcessedEventEntity } from '@envoi/shared-outbox';
 import type { DataSourceOptions } from 'typeorm';
 
 import { MessageEntity } from '../messages/message.entity';
@@ -11,6 +11,7 @@ import { TrackedLinkEntity } from '../tracking/tracked-link.entity';
 export const MESSAGES_SCHEMA = 'messages';
 
 export const MESSAGES_ENTITIES = [
+  DeadLetterEntity,
   MessageEntity,
   MessageContentEntity,
   TrackedLinkEntity,

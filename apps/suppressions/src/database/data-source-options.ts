@@ -1,14 +1,19 @@
 import path from 'node:path';
 
 import { serviceDataSourceOptions } from '@envoi/shared-database';
-import { OutboxMessageEntity, ProcessedEventEntity } from '@envoi/shared-outbox';
+import { DeadLetterEntity, OutboxMessageEntity, ProcessedEventEntity } from '@envoi/shared-outbox';
 import type { DataSourceOptions } from 'typeorm';
 
 import { SuppressionEntity } from '../suppressions/suppression.entity';
 
 export const SUPPRESSIONS_SCHEMA = 'suppressions';
 
-export const SUPPRESSIONS_ENTITIES = [SuppressionEntity, ProcessedEventEntity, OutboxMessageEntity];
+export const SUPPRESSIONS_ENTITIES = [
+  DeadLetterEntity,
+  SuppressionEntity,
+  ProcessedEventEntity,
+  OutboxMessageEntity,
+];
 
 /**
  * Migrations are picked up from their folder: `.ts` under jest, `.js` once compiled into dist/.

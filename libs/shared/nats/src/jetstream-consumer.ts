@@ -97,7 +97,12 @@ export interface DurableConsumerOptions<E> {
    * Called (never throwing) for a message that used up its deliveries or is unprocessable,
    * before it is terminated: records it as a dead letter.
    */
-  deadLetter?(message: PulledMessage, delivery: StreamDelivery, error: unknown): Promise<void>;
+  deadLetter?(
+    durable: string,
+    message: PulledMessage,
+    delivery: StreamDelivery,
+    error: unknown,
+  ): Promise<void>;
   /** Deliveries at most; then the message is terminated and logged. -1: unlimited. */
   maxDeliver?: number;
   /** How long one pull waits for messages when there are none (at least 1000). */
@@ -186,7 +191,7 @@ function jsErrorCode(error: unknown): number | undefined {
 export interface PulledMessage {
   readonly subject: string;
   readonly data: Uint8Array;
-  readonly headers?: { get(name: string): string } | undefined;
+  readonly headers?: { get(name: string): string; keys?(): string[] } | undefined;
   readonly info: { readonly deliveryCount: number; readonly streamSequence: number };
   ack(): void;
   nak(millis?: number): void;
@@ -240,7 +245,7 @@ async function terminate<E>(
   error: unknown,
   options: DeliveryOptions<E>,
 ): Promise<'terminated'> {
-  if (options.deadLetter) await options.deadLetter(message, delivery, error);
+  if (options.deadLetter) await options.deadLetter(options.durable, message, delivery, error);
   message.term();
   return 'terminated';
 }

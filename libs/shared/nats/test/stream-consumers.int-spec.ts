@@ -120,7 +120,9 @@ describe('StreamConsumers (Nest discovery over a real nats-server with JetStream
     return {
       module: TestModule,
       global: true,
-      imports: [StreamConsumersModule.forRoot({ consumes, settings: TestSettings })],
+      imports: [
+        StreamConsumersModule.forRoot({ consumes, settings: TestSettings, service: 'kit' }),
+      ],
       providers: [
         { provide: NATS_CONNECTION, useValue: connection },
         { provide: TestSettings, useValue: new TestSettings() },

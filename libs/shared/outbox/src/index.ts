@@ -1,3 +1,4 @@
+export * from './dead-letters';
 export * from './event-stream';
 export * from './inbox';
 export * from './outbox';

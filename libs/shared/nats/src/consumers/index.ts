@@ -1,4 +1,5 @@
 export * from './contract-decoder';
+export * from './dead-letters';
 export * from './handler-check';
 export * from './stream-consumer.decorator';
 export * from './stream-consumers';

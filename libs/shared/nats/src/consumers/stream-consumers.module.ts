@@ -1,6 +1,7 @@
-import { type DynamicModule, Module } from '@nestjs/common';
+import { type DynamicModule, Module, type Type } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 
+import { DEAD_LETTER_STORE, type DeadLetterStore } from './dead-letters';
 import {
   STREAM_CONSUMERS_OPTIONS,
   StreamConsumers,
@@ -13,11 +14,21 @@ import {
  */
 @Module({})
 export class StreamConsumersModule {
-  static forRoot(options: StreamConsumersOptions): DynamicModule {
+  static forRoot(
+    options: StreamConsumersOptions & {
+      /** Where the dead letters go (DeadLetterRepository); without, they are only logged. */
+      deadLetters?: Type<DeadLetterStore>;
+    },
+  ): DynamicModule {
+    const { deadLetters, ...consumerOptions } = options;
     return {
       module: StreamConsumersModule,
       imports: [DiscoveryModule],
-      providers: [{ provide: STREAM_CONSUMERS_OPTIONS, useValue: options }, StreamConsumers],
+      providers: [
+        { provide: STREAM_CONSUMERS_OPTIONS, useValue: consumerOptions },
+        ...(deadLetters ? [{ provide: DEAD_LETTER_STORE, useClass: deadLetters }] : []),
+        StreamConsumers,
+      ],
       exports: [StreamConsumers],
     };
   }

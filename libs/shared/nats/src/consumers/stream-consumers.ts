@@ -7,18 +7,32 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
   type OnModuleInit,
+  Optional,
 } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, ModuleRef, Reflector } from '@nestjs/core';
-import type { NatsConnection } from 'nats';
+import { JSONCodec, type NatsConnection, type Subscription } from 'nats';
 
 import {
   decodeJson,
+  deliverMessage,
+  type DeliveryOutcome,
   type DurableConsumer,
   type DurableConsumerOptions,
   exponentialBackoff,
+  type PulledMessage,
   startDurableConsumer,
+  type StreamDelivery,
 } from '../jetstream-consumer';
 import { NATS_CONNECTION } from '../nats.module';
+import {
+  DEAD_LETTER_ADMIN_SUBJECTS,
+  DEAD_LETTER_STORE,
+  type DeadLetterListReply,
+  type DeadLetterReplayReply,
+  type DeadLetterStore,
+  deadLetterView,
+  type StoredDeadLetter,
+} from './dead-letters';
 import { type DeclaredDurable, streamHandlerProblems } from './handler-check';
 import {
   type ConsumerTuning,
@@ -37,6 +51,8 @@ export interface EventConsumerSettings {
 }
 
 export interface StreamConsumersOptions {
+  /** The service's name, in the answers to the operator's dead-letter requests. */
+  service: string;
   /** Every stream subject the service consumes: each must have exactly one handler. */
   consumes: ReadonlyArray<StreamSubject<unknown>>;
   /**
@@ -47,6 +63,23 @@ export interface StreamConsumersOptions {
 }
 
 export const STREAM_CONSUMERS_OPTIONS = Symbol('STREAM_CONSUMERS_OPTIONS');
+
+const MAX_LISTED_DEAD_LETTERS = 500;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A stored dead letter as a message to settle: its handler sees it as its next delivery. */
+function replayedMessage(letter: StoredDeadLetter): PulledMessage {
+  return {
+    subject: letter.subject,
+    data: letter.payload,
+    headers: { get: (name) => letter.headers[name] ?? '', keys: () => Object.keys(letter.headers) },
+    info: { deliveryCount: letter.deliveries + 1, streamSequence: 0 },
+    ack: () => undefined,
+    nak: () => undefined,
+    term: () => undefined,
+    working: () => undefined,
+  };
+}
 
 /** Redeliveries of a message whose handling failed back off up to this long by default. */
 const MAX_RETRY_DELAY_MS = 60_000;
@@ -71,6 +104,8 @@ export class StreamConsumers implements OnModuleInit, OnApplicationBootstrap, On
   private bindings: Binding[] = [];
   private consumers: Array<{ consumer: DurableConsumer; tuning: ConsumerTuning }> = [];
   private stopped: Promise<void> | undefined;
+  private adminSubscriptions: Subscription[] = [];
+  private readonly logger = new Logger(StreamConsumers.name);
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -79,6 +114,7 @@ export class StreamConsumers implements OnModuleInit, OnApplicationBootstrap, On
     private readonly moduleRef: ModuleRef,
     @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
     @Inject(STREAM_CONSUMERS_OPTIONS) private readonly options: StreamConsumersOptions,
+    @Optional() @Inject(DEAD_LETTER_STORE) private readonly deadLetters?: DeadLetterStore,
   ) {}
 
   onModuleInit(): void {
@@ -93,6 +129,7 @@ export class StreamConsumers implements OnModuleInit, OnApplicationBootstrap, On
   }
 
   onApplicationBootstrap(): void {
+    if (this.deadLetters) this.answerDeadLetterRequests(this.deadLetters);
     this.consumers = this.bindings.flatMap((binding) =>
       binding.durables.map(({ durable, subject }) => ({
         tuning: binding.tuning,
@@ -121,8 +158,32 @@ export class StreamConsumers implements OnModuleInit, OnApplicationBootstrap, On
     return this.consumers.reduce((sum, { consumer }) => sum + consumer.busy, 0);
   }
 
+  /**
+   * Hands a dead letter to its handler again; once handled, it is removed. Undefined when this
+   * service holds no dead letter with that id.
+   */
+  async replay(id: string): Promise<DeliveryOutcome | undefined> {
+    const letter = await this.deadLetters?.find(id);
+    if (!letter) return undefined;
+    const binding = this.bindings.find((candidate) =>
+      candidate.durables.some(({ durable }) => durable === letter.durable),
+    );
+    if (!binding) throw new Error(`no consumer ${letter.durable} here any more`);
+    const outcome = await deliverMessage(replayedMessage(letter), {
+      ...binding.options,
+      durable: letter.durable,
+      // Failing again leaves the dead letter as it is, rather than recording a second one.
+      deadLetter: undefined,
+      maxDeliver: -1,
+      retryDelayMs: () => 0,
+    });
+    if (outcome === 'acked') await this.deadLetters?.remove(id);
+    return outcome;
+  }
+
   /** Stops every consumer (once; later calls wait for the first). */
   stop(): Promise<void> {
+    for (const subscription of this.adminSubscriptions.splice(0)) subscription.unsubscribe();
     this.stopped ??= Promise.all(
       this.consumers.map(({ consumer, tuning }) =>
         consumer.stop(
@@ -171,6 +232,7 @@ export class StreamConsumers implements OnModuleInit, OnApplicationBootstrap, On
     settings: unknown,
   ): Binding {
     const { declaration } = metadata;
+    const store = this.deadLetters;
     const tuning = { ...eventDefaults(settings), ...declaration.tuning?.(settings) };
     const retry = tuning.retry;
     const each = method as unknown as StreamHandlerMethod<unknown>;
@@ -185,6 +247,12 @@ export class StreamConsumers implements OnModuleInit, OnApplicationBootstrap, On
       })),
       options: {
         logger: new Logger(owner),
+        ...(store
+          ? {
+              deadLetter: (durable, message, delivery, error) =>
+                this.recordDeadLetter(store, durable, message, delivery, error),
+            }
+          : {}),
         decode: (data) => declaration.decode(decodeJson(data)),
         handle: metadata.batched ? async (event, delivery) => batch([{ event, delivery }]) : each,
         ...(metadata.batched ? { handleBatch: batch } : {}),
@@ -198,6 +266,68 @@ export class StreamConsumers implements OnModuleInit, OnApplicationBootstrap, On
         }),
       },
     };
+  }
+
+  private async recordDeadLetter(
+    store: DeadLetterStore,
+    durable: string,
+    message: PulledMessage,
+    delivery: StreamDelivery,
+    error: unknown,
+  ): Promise<void> {
+    const headers: Record<string, string> = {};
+    for (const name of message.headers?.keys?.() ?? [])
+      headers[name] = message.headers?.get(name) ?? '';
+    const stream = this.bindings
+      .flatMap((binding) => binding.durables)
+      .find((declared) => declared.durable === durable)?.subject.stream;
+    try {
+      await store.record({
+        durable,
+        stream: stream ?? '',
+        subject: delivery.subject,
+        payload: message.data,
+        headers,
+        error: error instanceof Error ? error.message : String(error),
+        deliveries: delivery.deliveryCount,
+      });
+    } catch (recordError) {
+      this.logger.error(`${durable}: could not record a dead letter: ${String(recordError)}`);
+    }
+  }
+
+  /** One replica of the service answers each request (a queue group per service). */
+  private answerDeadLetterRequests(store: DeadLetterStore): void {
+    const codec = JSONCodec();
+    const queue = `dead-letters-${this.options.service}`;
+    const answer = <R>(subject: string, handle: (request: unknown) => Promise<R>) =>
+      this.connection.subscribe(subject, {
+        queue,
+        callback: (error, message) => {
+          if (error) return;
+          const request = message.data.length > 0 ? codec.decode(message.data) : {};
+          handle(request).then(
+            (reply) => message.respond(codec.encode(reply)),
+            (handleError: unknown) =>
+              this.logger.error(`dead letters: ${subject} failed: ${String(handleError)}`),
+          );
+        },
+      });
+    this.adminSubscriptions = [
+      answer<DeadLetterListReply>(DEAD_LETTER_ADMIN_SUBJECTS.list, async () => ({
+        service: this.options.service,
+        dead_letters: (await store.list(MAX_LISTED_DEAD_LETTERS)).map(deadLetterView),
+      })),
+      answer<DeadLetterReplayReply>(DEAD_LETTER_ADMIN_SUBJECTS.replay, async (request) => {
+        const id = (request as { id?: unknown }).id;
+        const outcome = typeof id === 'string' && UUID.test(id) ? await this.replay(id) : undefined;
+        return {
+          service: this.options.service,
+          found: outcome !== undefined,
+          ...(outcome ? { outcome } : {}),
+        };
+      }),
+    ];
   }
 
   private settings(): unknown {
