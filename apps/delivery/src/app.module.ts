@@ -1,6 +1,8 @@
 import { DomainsClientModule } from '@envoi/clients-domains';
-import { NatsModule } from '@envoi/shared-nats';
+import { MessagesStreamSubjects } from '@envoi/contracts-messages';
+import { NatsModule, StreamConsumersModule } from '@envoi/shared-nats';
 import {
+  DeadLetterRepository,
   DEFAULT_OUTBOX_RELAY_OPTIONS,
   deliveryStreamDefinition,
   eventsStreamDefinition,
@@ -43,6 +45,12 @@ export class AppModule {
           streams: [deliveryStreamDefinition()],
           intervalMs: config.OUTBOX_RELAY_INTERVAL_MS,
           batchSize: config.OUTBOX_RELAY_BATCH,
+        }),
+        StreamConsumersModule.forRoot({
+          consumes: [MessagesStreamSubjects.deliveryJobs],
+          settings: DeliveryConfig,
+          service: SERVICE_NAME,
+          deadLetters: DeadLetterRepository,
         }),
         DeliveryModule,
       ],

@@ -1,14 +1,14 @@
 import path from 'node:path';
 
 import { serviceDataSourceOptions } from '@envoi/shared-database';
-import { OutboxMessageEntity } from '@envoi/shared-outbox';
+import { DeadLetterEntity, OutboxMessageEntity } from '@envoi/shared-outbox';
 import type { DataSourceOptions } from 'typeorm';
 
 import { DeliveryAttemptEntity } from '../attempts/delivery-attempt.entity';
 
 export const DELIVERY_SCHEMA = 'delivery';
 
-export const DELIVERY_ENTITIES = [DeliveryAttemptEntity, OutboxMessageEntity];
+export const DELIVERY_ENTITIES = [DeliveryAttemptEntity, OutboxMessageEntity, DeadLetterEntity];
 
 /**
  * Migrations are picked up from their folder: `.ts` under jest, `.js` once compiled into dist/.

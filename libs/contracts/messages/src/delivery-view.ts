@@ -1,7 +1,14 @@
-import { IsUUID } from 'class-validator';
+import { IsInt, IsString, IsUUID, Min } from 'class-validator';
 
-import type { MessageStatus, StoredObjectRecord } from './records';
+import type { DeliveryJob, MessageStatus, StoredObjectRecord } from './records';
 import type { SandboxResult } from './requests';
+
+/** A job of the DELIVERY work queue, as the workers validate it. */
+export class DeliveryJobPayload implements DeliveryJob {
+  @IsUUID() message_id!: string;
+  @IsString() account_id!: string;
+  @IsInt() @Min(1) attempt!: number;
+}
 
 /** The delivery service asks for what it needs to attempt one message. */
 export class DeliveryViewRequest {

@@ -23,6 +23,8 @@ export class StreamConsumersModule {
     const { deadLetters, ...consumerOptions } = options;
     return {
       module: StreamConsumersModule,
+      // Handlers that stop the consumers themselves first (closing what they use after) inject it.
+      global: true,
       imports: [DiscoveryModule],
       providers: [
         { provide: STREAM_CONSUMERS_OPTIONS, useValue: consumerOptions },
