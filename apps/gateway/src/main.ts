@@ -35,6 +35,7 @@ async function bootstrap(): Promise<void> {
     rateLimiter: app.get(RateLimiter),
     idempotency: app.get(IdempotencyHooks),
     unreadBodyDrainMs: config.HTTP_UNREAD_BODY_DRAIN_MS,
+    accessLog: logger,
   });
   await app.init();
   await app.getHttpAdapter().getInstance().ready();

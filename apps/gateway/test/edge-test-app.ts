@@ -94,6 +94,7 @@ export async function startEdgeTestApp(config: GatewayConfig): Promise<EdgeTestA
     rateLimiter: new RateLimiter(new SharedRateLimiter(database), config, logger),
     idempotency: new IdempotencyHooks(new IdempotencyStore(database), config, logger),
     unreadBodyDrainMs: config.HTTP_UNREAD_BODY_DRAIN_MS,
+    accessLog: logger,
   });
   installEdgeErrorHandler(fastify, logger);
 

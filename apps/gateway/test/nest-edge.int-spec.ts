@@ -113,6 +113,7 @@ describe('idempotency under Nest on Fastify', () => {
       rateLimiter: app.get(RateLimiter),
       idempotency: app.get(IdempotencyHooks),
       unreadBodyDrainMs: config.HTTP_UNREAD_BODY_DRAIN_MS,
+      accessLog: logger,
     });
     await app.init();
     await app.listen(0, '127.0.0.1');

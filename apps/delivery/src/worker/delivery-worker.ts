@@ -68,7 +68,7 @@ export class DeliveryWorker implements OnModuleDestroy {
     const what = `job #${delivery.streamSequence} ${job.message_id}#${job.attempt}`;
     switch (settlement.kind) {
       case 'ack':
-        this.logger.debug(`${what}: ${settlement.note}`);
+        this.logger.log(`${what}: ${settlement.note}`);
         return { kind: 'ack' };
       case 'nak':
         this.logger.debug(`${what}: ${settlement.note}`);

@@ -58,6 +58,8 @@ export interface EdgeStages {
   idempotency: Pick<IdempotencyHooks, 'preHandler' | 'onSend' | 'onResponse'>;
   /** How long an upload answered before it was read is still read and discarded. */
   unreadBodyDrainMs: number;
+  /** Gets one line per answered request. */
+  accessLog: Pick<Logger, 'info'>;
 }
 
 /**
@@ -93,8 +95,19 @@ export function configureFastify(fastify: FastifyInstance, stages: EdgeStages): 
     drainUnreadBodyOnClose(request, reply, stages.unreadBodyDrainMs);
     done(null, payload);
   });
-  fastify.addHook('onResponse', (request, _reply, done) => {
+  fastify.addHook('onResponse', (request, reply, done) => {
     stages.idempotency.onResponse(request);
+    stages.accessLog.info(
+      {
+        request_id: request.id,
+        account_id: request.principal?.account_id,
+        method: request.method,
+        route: request.routeOptions.url ?? null,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
+      'request answered',
+    );
     done();
   });
 

@@ -26,7 +26,7 @@ import {
   outboxEntry,
   OutboxRelayService,
 } from '@envoi/shared-outbox';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { NatsConnection } from 'nats';
 import { DataSource } from 'typeorm';
@@ -249,6 +249,8 @@ function fitReply(data: CreatedMessageRecord[]): CreateMessageResult {
  */
 @Injectable()
 export class AcceptService {
+  private readonly logger = new Logger(AcceptService.name);
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
@@ -547,6 +549,11 @@ export class AcceptService {
       await enqueueOutbox(manager, [...receptions, ...jobs]);
     });
     this.outbox.notify();
+    this.logger.log(
+      `accepted ${messages.length} ${kind}(s) from ${sender.domain}: ${messages[0]?.id ?? ''}${
+        messages.length > 1 ? ' …' : ''
+      }`,
+    );
   }
 }
 

@@ -1,6 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 
 import type { StreamSubject } from '@envoi/contracts-core';
+import { runInTraceContext, traceContextFrom } from '@envoi/shared-observability';
 import {
   AckPolicy,
   type Consumer,
@@ -270,13 +271,24 @@ function settle(
 }
 
 /**
- * Hands one message to the handler and settles it: ack on success; nak with a delay on failure;
- * term when it is unprocessable or has used up its deliveries. Never throws.
+ * Hands one message to the handler, in the trace context its headers carry (its log lines and
+ * onward calls keep the request id that started it), and settles it: ack on success; nak with a
+ * delay on failure; term when it is unprocessable or has used up its deliveries. Never throws.
  */
-export async function deliverMessage<E>(
+export function deliverMessage<E>(
   message: PulledMessage,
   options: DeliveryOptions<E>,
   signal: AbortSignal = NEVER_ABORTED,
+): Promise<DeliveryOutcome> {
+  const context = traceContextFrom((name) => message.headers?.get(name) || undefined);
+  return runInTraceContext(context, () => handleAndSettle(message, options, signal));
+}
+
+/** deliverMessage's work, in the trace context the message carries. */
+async function handleAndSettle<E>(
+  message: PulledMessage,
+  options: DeliveryOptions<E>,
+  signal: AbortSignal,
 ): Promise<DeliveryOutcome> {
   const delivery = deliveryOf(message, signal);
   const what = `${options.durable}: ${delivery.subject} #${delivery.streamSequence}`;
