@@ -54,26 +54,30 @@ export function configVariablesOf(workspaceRoot: string, programFile: string): C
   };
 }
 
+/** Where each config-loading call takes its config class: `loadConfig(Class)`, `startService(name, Class, …)`. */
+const CONFIG_CLASS_ARGUMENT: Readonly<Record<string, number>> = { loadConfig: 0, startService: 1 };
+
 function loadConfigArgument(source: ts.SourceFile, file: string): string {
   const found = new Set<string>();
   const visit = (node: ts.Node): void => {
-    if (
-      ts.isCallExpression(node) &&
-      ts.isIdentifier(node.expression) &&
-      node.expression.text === 'loadConfig'
-    ) {
-      const [schema] = node.arguments;
-      if (!schema || !ts.isIdentifier(schema)) {
-        throw new Error(`${file}: loadConfig's first argument is not a class name`);
+    if (ts.isCallExpression(node) && ts.isIdentifier(node.expression)) {
+      const position = CONFIG_CLASS_ARGUMENT[node.expression.text];
+      if (position !== undefined) {
+        const schema = node.arguments[position];
+        if (!schema || !ts.isIdentifier(schema)) {
+          throw new Error(`${file}: ${node.expression.text}'s config argument is not a class name`);
+        }
+        found.add(schema.text);
       }
-      found.add(schema.text);
     }
     ts.forEachChild(node, visit);
   };
   visit(source);
   const [className] = found;
   if (found.size !== 1 || className === undefined) {
-    throw new Error(`${file}: expected one loadConfig(Class) call, found ${found.size}`);
+    throw new Error(
+      `${file}: expected one loadConfig(Class) or startService call, found ${found.size}`,
+    );
   }
   return className;
 }

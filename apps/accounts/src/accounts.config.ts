@@ -1,6 +1,4 @@
-import { EventConsumerServiceEnv } from '@envoi/shared-config';
-import { Type } from 'class-transformer';
-import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import { EventConsumerServiceEnv, IntSetting } from '@envoi/shared-config';
 
 export { MigrationEnv as MigrationConfig } from '@envoi/shared-config';
 
@@ -16,10 +14,5 @@ export class AccountsConfig extends EventConsumerServiceEnv {
    * scopes name; well under the gateway's RPC timeout, so that a slow answer fails cleanly (503)
    * rather than committing after the gateway gave up.
    */
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(100)
-  @Max(60_000)
-  DOMAINS_RPC_TIMEOUT_MS: number = 5_000;
+  @IntSetting(100, 60_000) DOMAINS_RPC_TIMEOUT_MS: number = 5_000;
 }

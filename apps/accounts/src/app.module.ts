@@ -1,8 +1,6 @@
 import { DomainsStreamSubjects } from '@envoi/contracts-domains';
-import { NatsModule, StreamConsumersModule } from '@envoi/shared-nats';
-import { DeadLetterRepository } from '@envoi/shared-outbox';
+import { ServiceKitModule } from '@envoi/shared-kit';
 import { type DynamicModule, Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
 
 import { AccountsConfig, SERVICE_NAME } from './accounts.config';
 import { AccountsModule } from './accounts/accounts.module';
@@ -17,29 +15,18 @@ export class AppModule {
   static forRoot(config: AccountsConfig): DynamicModule {
     return {
       module: AppModule,
-      // The configuration is injectable everywhere.
-      global: true,
       imports: [
-        TypeOrmModule.forRoot({
-          ...accountsDataSourceOptions(config.DATABASE_URL, config.DATABASE_POOL_SIZE),
-          // Fail the boot quickly rather than retrying for minutes; the orchestrator restarts us.
-          retryAttempts: 3,
-          retryDelay: 1_000,
-        }),
-        NatsModule.forRoot({ servers: config.natsServers(), name: SERVICE_NAME }),
-        StreamConsumersModule.forRoot({
-          consumes: [DomainsStreamSubjects.deleted],
-          settings: AccountsConfig,
+        ServiceKitModule.forRoot({
           service: SERVICE_NAME,
-          deadLetters: DeadLetterRepository,
+          config,
+          dataSource: accountsDataSourceOptions,
+          consumes: [DomainsStreamSubjects.deleted],
         }),
         UsersModule,
         MembersModule,
         ApiKeysModule,
         AccountsModule,
       ],
-      providers: [{ provide: AccountsConfig, useValue: config }],
-      exports: [AccountsConfig],
     };
   }
 }

@@ -1,22 +1,8 @@
 import 'reflect-metadata';
 
-import { loadConfig } from '@envoi/shared-config';
-import { exitOnStartFailure, runService } from '@envoi/shared-nats';
-import { createLogger } from '@envoi/shared-observability';
+import { startService } from '@envoi/shared-kit';
 
 import { AccountsConfig, SERVICE_NAME } from './accounts.config';
 import { AppModule } from './app.module';
 
-async function bootstrap(): Promise<void> {
-  const config = loadConfig(AccountsConfig);
-  await runService({
-    service: SERVICE_NAME,
-    module: AppModule.forRoot(config),
-    servers: config.natsServers(),
-    logger: createLogger(SERVICE_NAME, config.LOG_LEVEL),
-    gracePeriodMs: config.SHUTDOWN_GRACE_MS,
-    health: config,
-  });
-}
-
-bootstrap().catch(exitOnStartFailure(SERVICE_NAME));
+startService(SERVICE_NAME, AccountsConfig, (config) => AppModule.forRoot(config));

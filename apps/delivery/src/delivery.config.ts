@@ -1,14 +1,15 @@
 import { hostname } from 'node:os';
 
 import { isHostname } from '@envoi/contracts-core';
+import { IntSetting } from '@envoi/shared-config';
 import {
   IsDnsServerList,
   IsHostnameSetting,
   normalizeHostname,
   OutboxServiceEnv,
 } from '@envoi/shared-config';
-import { Transform, Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { IsIn, IsOptional, Matches } from 'class-validator';
 
 export { MigrationEnv as MigrationConfig } from '@envoi/shared-config';
 
@@ -38,26 +39,16 @@ export class DeliveryConfig extends OutboxServiceEnv {
    * the rest and hand their jobs back to the queue. Longer than the other services' on purpose
    * (10 s by default, up to 10 min): an SMTP session outlasts an RPC handler.
    */
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(0)
-  @Max(600_000)
-  override SHUTDOWN_GRACE_MS: number = 10_000;
+  @IntSetting(0, 600_000) override SHUTDOWN_GRACE_MS: number = 10_000;
 
   /** Jobs one replica works on at once (SMTP sessions and waits for a pooled connection). */
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1_000) DELIVERY_CONCURRENCY: number = 20;
+  @IntSetting(1, 1_000) DELIVERY_CONCURRENCY: number = 20;
 
   /**
    * A job not acknowledged this long after it was handed out is handed out again; a worker sends
    * "in progress" every third of it while it works on one.
    */
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1_000)
-  @Max(600_000)
-  DELIVERY_ACK_WAIT_MS: number = 30_000;
+  @IntSetting(1_000, 600_000) DELIVERY_ACK_WAIT_MS: number = 30_000;
 
   /**
    * Retry delays after the 1st, 2nd, … transient failure (milliseconds, comma-separated, each
@@ -79,49 +70,33 @@ export class DeliveryConfig extends OutboxServiceEnv {
    * A message still undelivered this long after its first attempt fails (also multiplied by
    * TIME_SCALE); `schedule.expires` can end it sooner.
    */
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1_000)
-  @Max(30 * DAY_MS)
-  MAX_MESSAGE_AGE_MS: number = DAY_MS;
+  @IntSetting(1_000, 30 * DAY_MS) MAX_MESSAGE_AGE_MS: number = DAY_MS;
 
   /** Resolvers of the recipients' MX lookups (`host:port`, comma-separated); the system's when unset. */
   @IsOptional() @IsDnsServerList() DNS_SERVERS?: string;
 
   /** Per-query timeout of the resolver, and attempts per server. */
-  @IsOptional() @Type(() => Number) @IsInt() @Min(50) @Max(30_000) DNS_TIMEOUT_MS: number = 3_000;
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(5) DNS_TRIES: number = 2;
+  @IntSetting(50, 30_000) DNS_TIMEOUT_MS: number = 3_000;
+  @IntSetting(1, 5) DNS_TRIES: number = 2;
 
   /**
    * Longest a recipient domain's route (MX hosts and their addresses) is reused; less when the
    * A/AAAA records' TTL says so (never under 1 s). Node's resolver does not report MX TTLs, so this
    * also stands in for them. 0: every message looks its route up.
    */
-  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(DAY_MS) MX_CACHE_MAX_TTL_MS: number =
-    300_000;
+  @IntSetting(0, DAY_MS) MX_CACHE_MAX_TTL_MS: number = 300_000;
 
   /**
    * How long a domain that does not exist, publishes a null MX or has no address at all is
    * bounced without asking again (at most MX_CACHE_MAX_TTL_MS). Lookup failures are never kept.
    */
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(0)
-  @Max(3_600_000)
-  MX_NEGATIVE_CACHE_MS: number = 60_000;
+  @IntSetting(0, 3_600_000) MX_NEGATIVE_CACHE_MS: number = 60_000;
 
   /** Recipient domains whose route is kept at most; the oldest are dropped first. */
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(0)
-  @Max(1_000_000)
-  MX_CACHE_MAX_ENTRIES: number = 10_000;
+  @IntSetting(0, 1_000_000) MX_CACHE_MAX_ENTRIES: number = 10_000;
 
   /** The port of recipients' mail servers: 25, or a test sink's. */
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(65_535) SMTP_OUTBOUND_PORT: number = 25;
+  @IntSetting(1, 65_535) SMTP_OUTBOUND_PORT: number = 25;
 
   /** The name this host gives in EHLO (should match its reverse DNS). */
   @IsOptional() @Transform(normalizeHostname) @IsHostnameValue() SMTP_HELO_NAME: string =
@@ -135,65 +110,33 @@ export class DeliveryConfig extends OutboxServiceEnv {
   @IsOptional() @IsIn(SMTP_TLS_POLICIES) SMTP_TLS_POLICY: SmtpTlsPolicy = 'opportunistic';
 
   /** Pooled connections per destination address, messages per connection, idle close. */
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(100)
-  SMTP_MAX_CONNECTIONS_PER_HOST: number = 5;
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(100_000)
-  SMTP_MAX_MESSAGES_PER_CONNECTION: number = 100;
-  @IsOptional() @Type(() => Number) @IsInt() @Min(100) @Max(600_000) SMTP_POOL_IDLE_MS: number =
-    60_000;
+  @IntSetting(1, 100) SMTP_MAX_CONNECTIONS_PER_HOST: number = 5;
+  @IntSetting(1, 100_000) SMTP_MAX_MESSAGES_PER_CONNECTION: number = 100;
+  @IntSetting(100, 600_000) SMTP_POOL_IDLE_MS: number = 60_000;
 
   /** Connecting (TCP, greeting, EHLO, STARTTLS), and a silence of the server mid-session. */
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(100)
-  @Max(600_000)
-  SMTP_CONNECT_TIMEOUT_MS: number = 60_000;
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(100)
-  @Max(1_200_000)
-  SMTP_SOCKET_TIMEOUT_MS: number = 300_000;
+  @IntSetting(100, 600_000) SMTP_CONNECT_TIMEOUT_MS: number = 60_000;
+  @IntSetting(100, 1_200_000) SMTP_SOCKET_TIMEOUT_MS: number = 300_000;
 
   /**
    * The longest one attempt may take, waiting for a pooled connection and every MX tried
    * included; then it is abandoned as a transient failure. Also bounds the lease of an attempt in
    * progress (see the README's delivery notes).
    */
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1_000)
-  @Max(3_600_000)
-  SMTP_ATTEMPT_TIMEOUT_MS: number = 900_000;
+  @IntSetting(1_000, 3_600_000) SMTP_ATTEMPT_TIMEOUT_MS: number = 900_000;
 
   /** Addresses (over every MX host) one attempt tries before it defers. */
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(20) SMTP_MAX_ADDRESSES: number = 5;
+  @IntSetting(1, 20) SMTP_MAX_ADDRESSES: number = 5;
 
   /** Where bounces go while a domain's own return-path host is not verified (the platform's). */
   @IsOptional() @Transform(normalizeHostname) @IsHostnameValue() RETURN_PATH_TARGET: string =
     'bounces.envoi.test';
 
   /** Longest a sender domain's DKIM key is reused (the domains service's answer may say less). */
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(0)
-  @Max(3_600_000)
-  SENDER_CACHE_MAX_TTL_MS: number = 60_000;
+  @IntSetting(0, 3_600_000) SENDER_CACHE_MAX_TTL_MS: number = 60_000;
 
   /** How long a call to the messages or domains service may take. */
-  @IsOptional() @Type(() => Number) @IsInt() @Min(100) @Max(120_000) RPC_TIMEOUT_MS: number =
-    10_000;
+  @IntSetting(100, 120_000) RPC_TIMEOUT_MS: number = 10_000;
 
   dnsServers(): string[] | null {
     return this.DNS_SERVERS ? this.DNS_SERVERS.split(',') : null;

@@ -1,11 +1,5 @@
-import { NatsModule } from '@envoi/shared-nats';
-import {
-  DEFAULT_OUTBOX_RELAY_OPTIONS,
-  eventsStreamDefinition,
-  OutboxModule,
-} from '@envoi/shared-outbox';
+import { ServiceKitModule } from '@envoi/shared-kit';
 import { type DynamicModule, Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
 
 import { domainsDataSourceOptions } from './database/data-source-options';
 import { DomainsConfig, SERVICE_NAME } from './domains.config';
@@ -17,25 +11,15 @@ export class AppModule {
   static forRoot(config: DomainsConfig): DynamicModule {
     return {
       module: AppModule,
-      global: true,
       imports: [
-        TypeOrmModule.forRoot({
-          ...domainsDataSourceOptions(config.DATABASE_URL, config.DATABASE_POOL_SIZE),
-          // Fail the boot quickly rather than retrying for minutes; the orchestrator restarts us.
-          retryAttempts: 3,
-          retryDelay: 1_000,
-        }),
-        NatsModule.forRoot({ servers: config.natsServers(), name: SERVICE_NAME }),
-        OutboxModule.forRoot({
-          ...DEFAULT_OUTBOX_RELAY_OPTIONS,
-          stream: eventsStreamDefinition(),
-          intervalMs: config.OUTBOX_RELAY_INTERVAL_MS,
-          batchSize: config.OUTBOX_RELAY_BATCH,
+        ServiceKitModule.forRoot({
+          service: SERVICE_NAME,
+          config,
+          dataSource: domainsDataSourceOptions,
+          outbox: { settings: config },
         }),
         DomainsModule,
       ],
-      providers: [{ provide: DomainsConfig, useValue: config }],
-      exports: [DomainsConfig],
     };
   }
 }

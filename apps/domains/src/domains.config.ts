@@ -1,11 +1,12 @@
 import {
+  IntSetting,
   IsDnsServerList,
   IsHostnameSetting,
   normalizeHostname,
   OutboxServiceEnv,
 } from '@envoi/shared-config';
 import { Transform, Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { IsInt, IsOptional, IsString, Matches, Min } from 'class-validator';
 
 export { MigrationEnv as MigrationConfig } from '@envoi/shared-config';
 
@@ -50,34 +51,30 @@ export class DomainsConfig extends OutboxServiceEnv {
   @IsOptional() @IsDnsServerList() DNS_SERVERS?: string;
 
   /** Per-query timeout of the resolver, and attempts per server. */
-  @IsOptional() @Type(() => Number) @IsInt() @Min(50) @Max(30_000) DNS_TIMEOUT_MS: number = 3_000;
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(5) DNS_TRIES: number = 2;
+  @IntSetting(50, 30_000) DNS_TIMEOUT_MS: number = 3_000;
+  @IntSetting(1, 5) DNS_TRIES: number = 2;
 
   /**
    * A check gives up on lookups still running after this long (they count as unanswered), so that
    * a check-dns answers before the caller's request times out (10 s at the gateway).
    */
-  @IsOptional() @Type(() => Number) @IsInt() @Min(100) @Max(120_000) DNS_CHECK_DEADLINE_MS: number =
-    8_000;
+  @IntSetting(100, 120_000) DNS_CHECK_DEADLINE_MS: number = 8_000;
 
   /** A check-dns within this long of the last check answers that check's result. */
-  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(3_600_000) DNS_CHECK_CACHE_MS: number =
-    60_000;
+  @IntSetting(0, 3_600_000) DNS_CHECK_CACHE_MS: number = 60_000;
 
   /** Every domain is re-checked this often (plus up to 10 % jitter). */
   @IsOptional() @Type(() => Number) @IsInt() @Min(1_000) DNS_RECHECK_INTERVAL_MS: number = 900_000;
 
   /** How often a replica looks for domains due for their re-check. */
-  @IsOptional() @Type(() => Number) @IsInt() @Min(50) @Max(600_000) DNS_RECHECK_POLL_MS: number =
-    10_000;
+  @IntSetting(50, 600_000) DNS_RECHECK_POLL_MS: number = 10_000;
 
   /** Domains a replica claims at once, and checks in parallel. */
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(500) DNS_RECHECK_BATCH: number = 20;
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(50) DNS_RECHECK_CONCURRENCY: number = 5;
+  @IntSetting(1, 500) DNS_RECHECK_BATCH: number = 20;
+  @IntSetting(1, 50) DNS_RECHECK_CONCURRENCY: number = 5;
 
   /** How long other services may cache a sender authorization (changes are also broadcast). */
-  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(3_600_000) SENDER_CACHE_TTL_MS: number =
-    60_000;
+  @IntSetting(0, 3_600_000) SENDER_CACHE_TTL_MS: number = 60_000;
 
   dnsServers(): string[] | null {
     return this.DNS_SERVERS ? this.DNS_SERVERS.split(',') : null;

@@ -1,19 +1,9 @@
 import { DomainsClientModule } from '@envoi/clients-domains';
 import { DeliveryStreamSubjects } from '@envoi/contracts-delivery';
 import { MESSAGE_DOWNLOADS_BUCKET, MESSAGE_UPLOADS_BUCKET } from '@envoi/contracts-messages';
-import {
-  ensureUploadBucket,
-  NATS_CONNECTION,
-  NatsModule,
-  StreamConsumersModule,
-} from '@envoi/shared-nats';
-import {
-  DeadLetterRepository,
-  DEFAULT_OUTBOX_RELAY_OPTIONS,
-  deliveryStreamDefinition,
-  eventsStreamDefinition,
-  OutboxModule,
-} from '@envoi/shared-outbox';
+import { ServiceKitModule } from '@envoi/shared-kit';
+import { ensureUploadBucket, NATS_CONNECTION } from '@envoi/shared-nats';
+import { deliveryStreamDefinition } from '@envoi/shared-outbox';
 import {
   type DynamicModule,
   Inject,
@@ -21,7 +11,6 @@ import {
   Module,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import type { NatsConnection } from 'nats';
 
 import { messagesDataSourceOptions } from './database/data-source-options';
@@ -55,35 +44,20 @@ export class AppModule {
   static forRoot(config: MessagesConfig): DynamicModule {
     return {
       module: AppModule,
-      global: true,
       imports: [
-        TypeOrmModule.forRoot({
-          ...messagesDataSourceOptions(config.DATABASE_URL, config.DATABASE_POOL_SIZE),
-          // Fail the boot quickly rather than retrying for minutes; the orchestrator restarts us.
-          retryAttempts: 3,
-          retryDelay: 1_000,
-        }),
-        NatsModule.forRoot({ servers: config.natsServers(), name: SERVICE_NAME }),
-        DomainsClientModule.forRoot({ senderCacheMaxTtlMs: config.SENDER_CACHE_MAX_TTL_MS }),
-        OutboxModule.forRoot({
-          ...DEFAULT_OUTBOX_RELAY_OPTIONS,
-          stream: eventsStreamDefinition(),
-          streams: [deliveryStreamDefinition()],
-          intervalMs: config.OUTBOX_RELAY_INTERVAL_MS,
-          batchSize: config.OUTBOX_RELAY_BATCH,
-        }),
-        StreamConsumersModule.forRoot({
-          consumes: Object.values(DeliveryStreamSubjects),
-          settings: MessagesConfig,
+        ServiceKitModule.forRoot({
           service: SERVICE_NAME,
-          deadLetters: DeadLetterRepository,
+          config,
+          dataSource: messagesDataSourceOptions,
+          outbox: { settings: config, streams: [deliveryStreamDefinition()] },
+          consumes: Object.values(DeliveryStreamSubjects),
         }),
+        DomainsClientModule.forRoot({ senderCacheMaxTtlMs: config.SENDER_CACHE_MAX_TTL_MS }),
         MessagesModule,
         DeliveryEventsModule,
         TrackingModule,
       ],
-      providers: [{ provide: MessagesConfig, useValue: config }, TransferBuckets],
-      exports: [MessagesConfig],
+      providers: [TransferBuckets],
     };
   }
 }

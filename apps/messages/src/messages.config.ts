@@ -1,6 +1,5 @@
-import { OutboxEventConsumerServiceEnv } from '@envoi/shared-config';
-import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, IsUrl, Max, Min, MinLength } from 'class-validator';
+import { IntSetting, OutboxEventConsumerServiceEnv } from '@envoi/shared-config';
+import { IsString, IsUrl, MinLength } from 'class-validator';
 
 export { MigrationEnv as MigrationConfig } from '@envoi/shared-config';
 
@@ -25,44 +24,21 @@ export class MessagesConfig extends OutboxEventConsumerServiceEnv {
   @IsString() @MinLength(32) TRACKING_SECRET!: string;
 
   /** Open and click events published per message, each (counters go on counting past it). */
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(0)
-  @Max(10_000)
-  TRACKING_EVENTS_PER_MESSAGE: number = 50;
+  @IntSetting(0, 10_000) TRACKING_EVENTS_PER_MESSAGE: number = 50;
 
   /** How long an account's tracking and retention defaults are reused without asking again. */
-  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(3_600_000) ACCOUNT_CACHE_TTL_MS: number =
-    10_000;
+  @IntSetting(0, 3_600_000) ACCOUNT_CACHE_TTL_MS: number = 10_000;
 
   /** Longest a sender authorization is reused (the domains service's answer may say less). */
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(0)
-  @Max(3_600_000)
-  SENDER_CACHE_MAX_TTL_MS: number = 60_000;
+  @IntSetting(0, 3_600_000) SENDER_CACHE_MAX_TTL_MS: number = 60_000;
 
   /** Lifetime of upload and download objects in their buckets (taken ones are deleted at once). */
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1_000) @Max(DAY_MS) UPLOAD_TTL_MS: number =
-    3_600_000;
+  @IntSetting(1_000, DAY_MS) UPLOAD_TTL_MS: number = 3_600_000;
 
   /** How often a replica purges message contents and metadata past their retention. */
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(50)
-  @Max(DAY_MS)
-  RETENTION_PURGE_INTERVAL_MS: number = 60_000;
+  @IntSetting(50, DAY_MS) RETENTION_PURGE_INTERVAL_MS: number = 60_000;
 
   /** Rows per purge statement, and statements per run at most. */
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(10_000) RETENTION_PURGE_BATCH: number =
-    500;
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(1_000)
-  RETENTION_PURGE_MAX_BATCHES: number = 20;
+  @IntSetting(1, 10_000) RETENTION_PURGE_BATCH: number = 500;
+  @IntSetting(1, 1_000) RETENTION_PURGE_MAX_BATCHES: number = 20;
 }

@@ -1,22 +1,8 @@
 import 'reflect-metadata';
 
-import { loadConfig } from '@envoi/shared-config';
-import { exitOnStartFailure, runService } from '@envoi/shared-nats';
-import { createLogger } from '@envoi/shared-observability';
+import { startService } from '@envoi/shared-kit';
 
 import { AppModule } from './app.module';
 import { SERVICE_NAME, SuppressionsConfig } from './suppressions.config';
 
-async function bootstrap(): Promise<void> {
-  const config = loadConfig(SuppressionsConfig);
-  await runService({
-    service: SERVICE_NAME,
-    module: AppModule.forRoot(config),
-    servers: config.natsServers(),
-    logger: createLogger(SERVICE_NAME, config.LOG_LEVEL),
-    gracePeriodMs: config.SHUTDOWN_GRACE_MS,
-    health: config,
-  });
-}
-
-bootstrap().catch(exitOnStartFailure(SERVICE_NAME));
+startService(SERVICE_NAME, SuppressionsConfig, (config) => AppModule.forRoot(config));

@@ -1,6 +1,4 @@
-import { OutboxEventConsumerServiceEnv } from '@envoi/shared-config';
-import { Type } from 'class-transformer';
-import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import { IntSetting, OutboxEventConsumerServiceEnv } from '@envoi/shared-config';
 
 export { MigrationEnv as MigrationConfig } from '@envoi/shared-config';
 
@@ -14,31 +12,15 @@ const DAY_MS = 86_400_000;
  */
 export class SuppressionsConfig extends OutboxEventConsumerServiceEnv {
   /** Lifetime of an automatic suppression (hard bounce, repeated failures) given no expiry. */
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1_000)
-  @Max(3_650 * DAY_MS)
-  SUPPRESSION_AUTOMATIC_TTL_MS: number = 30 * DAY_MS;
+  @IntSetting(1_000, 3_650 * DAY_MS) SUPPRESSION_AUTOMATIC_TTL_MS: number = 30 * DAY_MS;
 
   /** How often a replica deletes expired suppressions, and how many rows per statement. */
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(50)
-  @Max(DAY_MS)
-  SUPPRESSION_PURGE_INTERVAL_MS: number = 600_000;
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(10_000) SUPPRESSION_PURGE_BATCH: number =
-    1_000;
+  @IntSetting(50, DAY_MS) SUPPRESSION_PURGE_INTERVAL_MS: number = 600_000;
+  @IntSetting(1, 10_000) SUPPRESSION_PURGE_BATCH: number = 1_000;
 
   /**
    * How long handled event ids are remembered: longer than the EVENTS stream keeps events
    * (7 days), so that no redelivery or replay outlives its record.
    */
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(60_000)
-  @Max(90 * DAY_MS)
-  PROCESSED_EVENTS_RETENTION_MS: number = 8 * DAY_MS;
+  @IntSetting(60_000, 90 * DAY_MS) PROCESSED_EVENTS_RETENTION_MS: number = 8 * DAY_MS;
 }

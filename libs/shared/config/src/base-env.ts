@@ -1,5 +1,6 @@
-import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsOptional, IsString, Matches } from 'class-validator';
+
+import { IntSetting } from './setting-decorators';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -36,10 +37,10 @@ export class ServiceEnv extends BaseEnv {
   DATABASE_URL!: string;
 
   /** Connections in this replica's PostgreSQL pool. */
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(100) DATABASE_POOL_SIZE: number = 10;
+  @IntSetting(1, 100) DATABASE_POOL_SIZE: number = 10;
 
   /** Port of the plain-HTTP `/healthz` and `/readyz` endpoints; 0 takes any free port (logged). */
-  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(65535) HEALTH_PORT: number = 0;
+  @IntSetting(0, 65535) HEALTH_PORT: number = 0;
 
   /** Address the health endpoints listen on. */
   @IsOptional() @IsString() HEALTH_HOST: string = '127.0.0.1';
@@ -54,12 +55,7 @@ export class MicroserviceEnv extends ServiceEnv {
    * On SIGTERM the service leaves its queue group at once, then waits this long for in-flight
    * handlers to reply before it closes the bus connection and the database pool.
    */
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(0)
-  @Max(60_000)
-  SHUTDOWN_GRACE_MS: number = 3_000;
+  @IntSetting(0, 60_000) SHUTDOWN_GRACE_MS: number = 3_000;
 }
 
 /** What a migration run needs: the database and nothing else (no bus). */

@@ -1,6 +1,3 @@
-import { Type } from 'class-transformer';
-import { IsInt, IsOptional, Max, Min } from 'class-validator';
-
 import { MicroserviceEnv } from './base-env';
 import { IntSetting } from './setting-decorators';
 
@@ -31,23 +28,13 @@ export abstract class OutboxServiceEnv extends MicroserviceEnv {
 /** A service with durable consumers of the JetStream `EVENTS` stream. */
 export abstract class EventConsumerServiceEnv extends MicroserviceEnv {
   /** Events pulled at once from the EVENTS stream, per consumer. */
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(256) EVENTS_BATCH: number = 32;
+  @IntSetting(1, 256) EVENTS_BATCH: number = 32;
 
   /** An event not acknowledged this long after delivery is delivered again. */
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1_000)
-  @Max(600_000)
-  EVENTS_ACK_WAIT_MS: number = 30_000;
+  @IntSetting(1_000, 600_000) EVENTS_ACK_WAIT_MS: number = 30_000;
 
   /** First redelivery delay of an event whose handling failed; it doubles, up to one minute. */
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(10)
-  @Max(60_000)
-  EVENTS_RETRY_MS: number = 1_000;
+  @IntSetting(10, 60_000) EVENTS_RETRY_MS: number = 1_000;
 }
 
 /** A service with durable `EVENTS` consumers that also publishes through an outbox. */

@@ -1,0 +1,2 @@
+export * from './service-kit.module';
+export * from './start-service';
