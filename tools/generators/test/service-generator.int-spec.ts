@@ -13,6 +13,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 
 import { PLATFORM_SERVICES } from '@envoi/shared-infra';
+import { Client } from 'pg';
 
 const run = promisify(execFile);
 
@@ -141,6 +142,47 @@ describe('nx g @envoi/generators:service', () => {
       );
       expect(stderr).toMatch(/Tests:\s+3 passed, 3 total/);
       expect(stderr).toContain('is ready: its database and the bus answer');
+    },
+    STEP_TIMEOUT_MS,
+  );
+
+  it(
+    'has an initial migration that matches its entities (the kit tables)',
+    async () => {
+      const admin = process.env['DATABASE_URL'] ?? '';
+      const database = `envoi_generator_${process.pid}`;
+      const onAdmin = async (sql: string) => {
+        const client = new Client({ connectionString: admin });
+        await client.connect();
+        try {
+          await client.query(sql);
+        } finally {
+          await client.end();
+        }
+      };
+      await onAdmin(`CREATE DATABASE ${database}`);
+      try {
+        const url = new URL(admin);
+        url.pathname = `/${database}`;
+        const env = { DATABASE_URL: url.toString() };
+        await runIn(copy, 'tools/build/compile.mjs', ['--quiet']);
+        await runIn(copy, `dist/apps/${SERVICE}/src/migrate.js`, [], env);
+        // Fails when the entities need a schema change the migrations do not make.
+        await runIn(
+          copy,
+          'node_modules/typeorm/cli.js',
+          [
+            'migration:generate',
+            '--check',
+            '-d',
+            `dist/apps/${SERVICE}/src/database/data-source.js`,
+            `apps/${SERVICE}/src/database/migrations/Check`,
+          ],
+          env,
+        );
+      } finally {
+        await onAdmin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+      }
     },
     STEP_TIMEOUT_MS,
   );
