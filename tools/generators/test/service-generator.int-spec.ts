@@ -13,7 +13,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 
 import { PLATFORM_SERVICES } from '@envoi/shared-infra';
-import { Client } from 'pg';
+import { IsolatedPlatform } from '@envoi/shared-testing';
 
 const run = promisify(execFile);
 
@@ -149,22 +149,10 @@ describe('nx g @envoi/generators:service', () => {
   it(
     'has an initial migration that matches its entities (the kit tables)',
     async () => {
-      const admin = process.env['DATABASE_URL'] ?? '';
-      const database = `envoi_generator_${process.pid}`;
-      const onAdmin = async (sql: string) => {
-        const client = new Client({ connectionString: admin });
-        await client.connect();
-        try {
-          await client.query(sql);
-        } finally {
-          await client.end();
-        }
-      };
-      await onAdmin(`CREATE DATABASE ${database}`);
+      // A database of its own (and a bus, unused).
+      const platform = await IsolatedPlatform.start({ owner: 'generator' });
       try {
-        const url = new URL(admin);
-        url.pathname = `/${database}`;
-        const env = { DATABASE_URL: url.toString() };
+        const env = { DATABASE_URL: platform.databaseUrl };
         await runIn(copy, 'tools/build/compile.mjs', ['--quiet']);
         await runIn(copy, `dist/apps/${SERVICE}/src/migrate.js`, [], env);
         // Fails when the entities need a schema change the migrations do not make.
@@ -181,7 +169,7 @@ describe('nx g @envoi/generators:service', () => {
           env,
         );
       } finally {
-        await onAdmin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+        await platform.stop();
       }
     },
     STEP_TIMEOUT_MS,
