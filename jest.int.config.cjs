@@ -3,7 +3,7 @@
 module.exports = {
   ...require('./jest.preset.cjs'),
   displayName: 'integration',
-  testMatch: ['<rootDir>/{apps,libs}/**/*.int-spec.ts'],
+  testMatch: ['<rootDir>/{apps,libs,tools}/**/*.int-spec.ts'],
   globalSetup: '<rootDir>/libs/shared/testing/src/global-setup.ts',
   globalTeardown: '<rootDir>/libs/shared/testing/src/global-teardown.ts',
   testTimeout: 30000,

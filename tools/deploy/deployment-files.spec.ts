@@ -1,4 +1,8 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 
 import { PLATFORM_SERVICES } from '@envoi/shared-infra';
@@ -58,6 +62,34 @@ function coalesce(base: Mapping, override: Mapping): Mapping {
     } else result[key] = value;
   }
   return result;
+}
+
+/**
+ * Runs a Compose healthcheck's `node -e` arguments with HEALTH_PORT pointing at a loopback server
+ * that answers every request with `status`; returns the exit code and the path it asked for.
+ */
+async function runHealthcheck(
+  args: string[],
+  status: number,
+): Promise<{ exitCode: number | null; path: string | undefined }> {
+  let requested: string | undefined;
+  const server = http.createServer((request, response) => {
+    requested = request.url;
+    response.writeHead(status).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = server.address() as AddressInfo;
+    const child = spawn(process.execPath, args, {
+      env: { HEALTH_PORT: String(port) },
+      stdio: 'ignore',
+      timeout: 10_000,
+    });
+    const [exitCode] = (await once(child, 'exit')) as [number | null];
+    return { exitCode, path: requested };
+  } finally {
+    server.close();
+  }
 }
 
 const migrating = PLATFORM_SERVICES.filter((service) => service.migrations);
@@ -195,6 +227,27 @@ describe('docker/compose.yaml', () => {
       const known = [...config.all, ...LOGGER_VARIABLES];
       expect(Object.keys(env).filter((variable) => !known.includes(variable))).toEqual([]);
       expect(dependsOn(`migrate-${name}`)['postgres']).toEqual({ condition: 'service_healthy' });
+    },
+  );
+
+  it.each(PLATFORM_SERVICES.map((s) => s.name))(
+    'checks %s with GET /readyz on its health port, and its dependents wait until it is healthy',
+    async (name) => {
+      expect(configOf(name, 'main').all).toContain('HEALTH_PORT');
+      const healthPort = Number(environment(name)['HEALTH_PORT']);
+      expect(Number.isInteger(healthPort) && healthPort > 0).toBe(true);
+      const check = mapping(service(name)['healthcheck'], `${name}.healthcheck`);
+      const [form, ...command] = strings(check['test'], `${name}.healthcheck.test`);
+      expect(form).toBe('CMD');
+      expect(command.slice(0, 2)).toEqual(['node', '-e']);
+      // No curl in the image: run the check's own script, as the container would, against a
+      // loopback stand-in for the service's health server.
+      expect(await runHealthcheck(command.slice(1), 200)).toEqual({ exitCode: 0, path: '/readyz' });
+      expect(await runHealthcheck(command.slice(1), 503)).toEqual({ exitCode: 1, path: '/readyz' });
+      for (const dependent of Object.keys(services)) {
+        const dependency = dependsOn(dependent)[name];
+        if (dependency !== undefined) expect(dependency).toEqual({ condition: 'service_healthy' });
+      }
     },
   );
 

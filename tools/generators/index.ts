@@ -1,0 +1,1 @@
+export { serviceGenerator } from './service/generator';
