@@ -15,14 +15,13 @@ import { runMessagesMigrations } from '../src/database/run-messages-migrations';
 import { MessageEntity } from '../src/messages/message.entity';
 import { MessageContentEntity } from '../src/messages/message-content.entity';
 import {
-  insertMessageContents,
-  insertMessages,
   type MessageContentRow,
   type MessageRow,
-} from '../src/messages/message-rows';
+  MessagesRepository,
+} from '../src/messages/messages.repository';
 
 /**
- * The unnest INSERTs of an accepted send (message-rows.ts, and the outbox's) against the real
+ * The unnest INSERTs of an accepted send (messages.repository.ts, and the outbox's) against the real
  * messages schema: the same rows as TypeORM's multi-row INSERTs wrote, for any text.
  */
 
@@ -128,10 +127,19 @@ function contentRow(messageId: string, raw: Buffer | null): MessageContentRow {
 
 describe('message rows (unnest inserts)', () => {
   let dataSource: DataSource | undefined;
+  let repository: MessagesRepository | undefined;
 
   const db = (): DataSource => {
     if (!dataSource) throw new Error('no database');
     return dataSource;
+  };
+  const insertMessages = (manager: EntityManager, rows: readonly MessageRow[]) => {
+    if (!repository) throw new Error('no database');
+    return repository.insertMessages(rows, manager);
+  };
+  const insertMessageContents = (manager: EntityManager, rows: readonly MessageContentRow[]) => {
+    if (!repository) throw new Error('no database');
+    return repository.insertContents(rows, manager);
   };
 
   beforeAll(async () => {
@@ -139,6 +147,7 @@ describe('message rows (unnest inserts)', () => {
     await runMessagesMigrations(url);
     dataSource = new DataSource(messagesDataSourceOptions(url, 2));
     await dataSource.initialize();
+    repository = new MessagesRepository(dataSource);
   }, 60_000);
 
   afterAll(async () => {
