@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 
+import { AttemptsRepository } from '../attempts/attempts.repository';
 import { DeliveryConfig } from '../delivery.config';
 import { SenderKeys } from '../senders/sender-keys.service';
 import { createRoutingDns, MxResolver } from '../smtp/mx-resolver';
@@ -10,6 +11,7 @@ import { DeliveryWorker } from './delivery-worker';
 
 @Module({
   providers: [
+    AttemptsRepository,
     SenderKeys,
     {
       provide: MX_RESOLVER,

@@ -11,19 +11,24 @@ import {
   MessagesSubjects,
 } from '@envoi/contracts-messages';
 import { NATS_CONNECTION, RpcClient, takeUpload } from '@envoi/shared-nats';
-import { type OutboxEntry, outboxEntry, OutboxRelayService } from '@envoi/shared-outbox';
+import {
+  enqueueOutbox,
+  type OutboxEntry,
+  outboxEntry,
+  OutboxRelayService,
+} from '@envoi/shared-outbox';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { NatsConnection } from 'nats';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 
 import {
   type AttemptClaim,
-  AttemptLog,
   type AttemptRow,
+  AttemptsRepository,
   type OutcomeRecord,
   type SettledRecipients,
-} from '../attempts/attempt-log';
+} from '../attempts/attempts.repository';
 import { DeliveryConfig } from '../delivery.config';
 import { nextRetry, type RetryPolicy } from '../retry/retry-schedule';
 import { SenderDomainGoneError, SenderKeys } from '../senders/sender-keys.service';
@@ -79,11 +84,11 @@ interface AttemptTarget {
 @Injectable()
 export class DeliveryService {
   private readonly logger = new Logger(DeliveryService.name);
-  private readonly attempts: AttemptLog;
   private readonly retryPolicy: RetryPolicy;
 
   constructor(
-    @InjectDataSource() dataSource: DataSource,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly attempts: AttemptsRepository,
     private readonly rpc: RpcClient,
     @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
     private readonly config: DeliveryConfig,
@@ -92,7 +97,6 @@ export class DeliveryService {
     @Inject(SMTP_SENDER) private readonly sender: SmtpSender,
     private readonly outbox: OutboxRelayService,
   ) {
-    this.attempts = new AttemptLog(dataSource);
     this.retryPolicy = {
       scheduleMs: config.retryScheduleMs(),
       jitterRatio: config.retryJitterRatio(),
@@ -219,7 +223,10 @@ export class DeliveryService {
     const record = await this.withFollowUps(job, target, result.outcome, now, result.tls);
     for (let tryNumber = 1; ; tryNumber++) {
       try {
-        if (!(await this.attempts.finish(claim, record))) {
+        const finished = await this.recordWith(record, (manager) =>
+          this.attempts.finish(claim, record, manager),
+        );
+        if (!finished) {
           return ack('claim lost to a takeover; its outcome is recorded there');
         }
         break;
@@ -327,7 +334,10 @@ export class DeliveryService {
       now,
       null,
     );
-    if (!(await this.attempts.takeOver(row, now, record))) {
+    const takenOver = await this.recordWith(record, (manager) =>
+      this.attempts.takeOver(row, now, record, manager),
+    );
+    if (!takenOver) {
       return { kind: 'nak', delayMs: 1_000, note: 'attempt changed meanwhile' };
     }
     this.outbox.notify();
@@ -342,16 +352,34 @@ export class DeliveryService {
   ): Promise<Settlement> {
     const { view } = target;
     const record = await this.withFollowUps(job, target, outcome, now, null);
-    const written = await this.attempts.recordWithoutSending(
-      job.message_id,
-      job.account_id,
-      job.attempt,
-      view.sandbox,
-      record,
+    const written = await this.recordWith(record, (manager) =>
+      this.attempts.recordWithoutSending(
+        job.message_id,
+        job.account_id,
+        job.attempt,
+        view.sandbox,
+        record,
+        manager,
+      ),
     );
     if (!written) return ack('attempt already recorded (duplicate job)');
     this.outbox.notify();
     return ack(`${outcome.status}: ${outcome.reply}`);
+  }
+
+  /**
+   * One transaction: writes the attempt's outcome with `write` and, when that matched the
+   * attempt, the record's outbox rows (its event, maybe the next job). Whether it wrote.
+   */
+  private recordWith(
+    record: OutcomeRecord,
+    write: (manager: EntityManager) => Promise<boolean>,
+  ): Promise<boolean> {
+    return this.dataSource.transaction(async (manager) => {
+      if (!(await write(manager))) return false;
+      await enqueueOutbox(manager, record.entries);
+      return true;
+    });
   }
 
   /**

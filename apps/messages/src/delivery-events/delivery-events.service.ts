@@ -2,11 +2,10 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 
-import { MessageEntity } from '../messages/message.entity';
-import { purgeContentNow } from '../retention/content-purge';
+import { RetentionRepository } from '../retention/retention.repository';
 import { type ApplyResult, byId, claimsOf, foldBatch } from './batch-fold';
-import { claimEvents, lockMessages, writeStates } from './batch-statements';
 import type { DeliveryOutcome } from './delivery-outcome';
+import { DeliveryStatesRepository } from './delivery-states.repository';
 import { applyOutcome, deliveryFinished } from './status-machine';
 
 export type { ApplyResult } from './batch-fold';
@@ -19,7 +18,11 @@ export type { ApplyResult } from './batch-fold';
 export class DeliveryEventsService {
   private readonly logger = new Logger(DeliveryEventsService.name);
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly states: DeliveryStatesRepository,
+    private readonly retention: RetentionRepository,
+  ) {}
 
   /**
    * One transaction: locks the message (events of one message apply one after the other, whatever
@@ -44,18 +47,18 @@ export class DeliveryEventsService {
   async applyBatch(outcomes: readonly DeliveryOutcome[]): Promise<ApplyResult[]> {
     const results = await this.dataSource.transaction(async (manager) => {
       const messageIds = outcomes.map((outcome) => outcome.messageId);
-      const messages = byId(await lockMessages(manager, messageIds));
-      const claimed = await claimEvents(manager, claimsOf(messages, outcomes));
+      const messages = byId(await this.states.lockMany(messageIds, manager));
+      const claimed = await this.states.claimEvents(claimsOf(messages, outcomes), manager);
       const folded = foldBatch(messages, outcomes, claimed);
       const changed = [...folded.changed.values()];
-      await writeStates(
-        manager,
+      await this.states.writeStates(
         changed.map(({ message, state }) => ({ id: message.id, state })),
         new Date(),
+        manager,
       );
       for (const { message, state } of changed) {
         if (message.retentionDataDays === 0 && deliveryFinished(state.status)) {
-          await purgeContentNow(manager, message.id);
+          await this.retention.purgeContentNow(message.id, manager);
         }
       }
       return folded.results;
@@ -72,31 +75,17 @@ export class DeliveryEventsService {
   }
 
   private async applyIn(manager: EntityManager, outcome: DeliveryOutcome): Promise<ApplyResult> {
-    const message = await manager.findOne(MessageEntity, {
-      where: { id: outcome.messageId, accountId: outcome.accountId },
-      lock: { mode: 'pessimistic_write' },
-    });
+    const message = await this.states.lockOne(outcome.messageId, outcome.accountId, manager);
     if (!message) return 'unknown_message';
-    const claimed = await claimEvents(manager, [
-      { eventId: outcome.eventId, messageId: message.id, type: outcome.type },
-    ]);
+    const claimed = await this.states.claimEvents(
+      [{ eventId: outcome.eventId, messageId: message.id, type: outcome.type }],
+      manager,
+    );
     if (claimed.size === 0) return 'duplicate';
     const next = applyOutcome(message, outcome.reported);
-    await manager.update(
-      MessageEntity,
-      { id: message.id },
-      {
-        status: next.status,
-        sentAt: next.sentAt,
-        deliveredAt: next.deliveredAt,
-        bounceClassification: next.bounceClassification,
-        numAttempts: next.numAttempts,
-        deliveryAttempts: next.deliveryAttempts,
-        updatedAt: new Date(),
-      },
-    );
+    await this.states.writeState(message.id, next, new Date(), manager);
     if (message.retentionDataDays === 0 && deliveryFinished(next.status)) {
-      await purgeContentNow(manager, message.id);
+      await this.retention.purgeContentNow(message.id, manager);
     }
     return 'applied';
   }

@@ -48,16 +48,11 @@ import {
 } from '../senders/sender-authorizations.service';
 import { HtmlTracker } from '../tracking/html-tracker.service';
 import type { TrackedLink } from '../tracking/html-tracking';
+import { TrackingRepository } from '../tracking/tracking.repository';
 import type { MessageKind } from './message.entity';
 import { messageIdHeader, uuidv7 } from './message-ids';
-import {
-  insertMessageContents,
-  insertMessages,
-  insertTrackedLinks,
-  type MessageContentRow,
-  type MessageRow,
-} from './message-rows';
 import { MessagesException } from './messages.exception';
+import { type MessageContentRow, type MessageRow, MessagesRepository } from './messages.repository';
 import { checkSchedule, type EffectiveOptions, effectiveOptions } from './send-options';
 import { SuppressionChecks, suppressionKey } from './suppression-checks.service';
 
@@ -253,6 +248,8 @@ export class AcceptService {
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly messages: MessagesRepository,
+    private readonly tracking: TrackingRepository,
     @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
     private readonly senders: SenderAuthorizations,
     private readonly accounts: AccountDefaultsService,
@@ -534,10 +531,9 @@ export class AcceptService {
       ),
     );
     await this.dataSource.transaction(async (manager) => {
-      await insertMessages(manager, messages);
-      await insertMessageContents(manager, contents);
-      await insertTrackedLinks(
-        manager,
+      await this.messages.insertMessages(messages, manager);
+      await this.messages.insertContents(contents, manager);
+      await this.tracking.insertLinks(
         drafts.flatMap((draft) =>
           draft.trackedLinks.map((link) => ({
             messageId: draft.id,
@@ -545,6 +541,7 @@ export class AcceptService {
             url: link.url,
           })),
         ),
+        manager,
       );
       await enqueueOutbox(manager, [...receptions, ...jobs]);
     });

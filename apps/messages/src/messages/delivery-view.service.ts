@@ -8,14 +8,12 @@ import {
 } from '@envoi/contracts-messages';
 import { NATS_CONNECTION, putUpload } from '@envoi/shared-nats';
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { NatsConnection } from 'nats';
-import { DataSource } from 'typeorm';
 
 import { MessagesConfig } from '../messages.config';
-import { MessageEntity } from './message.entity';
-import { MessageContentEntity } from './message-content.entity';
+import type { MessageEntity } from './message.entity';
 import { MessagesException } from './messages.exception';
+import { MessagesRepository } from './messages.repository';
 
 /** Bytes of the base64 form of `size` bytes. */
 export function base64Length(size: number): number {
@@ -57,22 +55,16 @@ export function toDeliveryView(message: MessageEntity): DeliveryView {
 @Injectable()
 export class DeliveryViewService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly messages: MessagesRepository,
     @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
     private readonly config: MessagesConfig,
   ) {}
 
   async view(request: DeliveryViewRequest): Promise<DeliveryView> {
-    const message = await this.dataSource.manager.findOneBy(MessageEntity, {
-      id: request.message_id,
-    });
+    const message = await this.messages.findById(request.message_id);
     if (!message) throw MessagesException.notFound();
-    const content = await this.dataSource.manager.findOne(MessageContentEntity, {
-      select: { messageId: true, raw: true },
-      where: { messageId: message.id },
-    });
+    const raw = await this.messages.findRaw(message.id);
     const view = toDeliveryView(message);
-    const raw = content?.raw ?? null;
     // Purged by data retention: nothing left to send.
     if (raw === null) return view;
     if (fitsInline(raw.length)) return { ...view, content_base64: raw.toString('base64') };

@@ -1,5 +1,3 @@
-import type { EntityManager } from 'typeorm';
-
 /**
  * How one column's values travel in an unnest INSERT, where each column is one array parameter
  * that PostgreSQL expands into rows:
@@ -109,16 +107,4 @@ export function insertRowsStatement<Row>(
     `FROM unnest(${arrays.join(', ')}) WITH ORDINALITY AS r(${aliases.join(', ')}, n) ` +
     'ORDER BY n';
   return { sql, parameters };
-}
-
-/** Inserts the rows with one unnest statement (nothing when there are none). */
-export async function insertRows<Row>(
-  manager: EntityManager,
-  table: string,
-  columns: Columns<Row>,
-  rows: readonly Row[],
-): Promise<void> {
-  if (rows.length === 0) return;
-  const { sql, parameters } = insertRowsStatement(table, columns, rows);
-  await manager.query(sql, parameters);
 }

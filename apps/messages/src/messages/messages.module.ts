@@ -1,18 +1,24 @@
 import { Module } from '@nestjs/common';
 
+import { RetentionRepository } from '../retention/retention.repository';
 import { RetentionPurgeService } from '../retention/retention-purge.service';
 import { AccountDefaultsService } from '../senders/account-defaults.service';
 import { SenderAuthorizations } from '../senders/sender-authorizations.service';
 import { HtmlTracker } from '../tracking/html-tracker.service';
+import { TrackingRepository } from '../tracking/tracking.repository';
 import { AcceptService } from './accept.service';
 import { DeliveryViewService } from './delivery-view.service';
 import { MessagesController } from './messages.controller';
+import { MessagesRepository } from './messages.repository';
 import { MessagesService } from './messages.service';
 import { SuppressionChecks } from './suppression-checks.service';
 
 @Module({
   controllers: [MessagesController],
   providers: [
+    MessagesRepository,
+    TrackingRepository,
+    RetentionRepository,
     SenderAuthorizations,
     AccountDefaultsService,
     SuppressionChecks,

@@ -17,54 +17,19 @@ import {
   type MessageRef,
   type MessageSummaryRecord,
 } from '@envoi/contracts-messages';
-import { keysetPage } from '@envoi/shared-database';
 import { NATS_CONNECTION, putUpload } from '@envoi/shared-nats';
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { NatsConnection } from 'nats';
-import { DataSource, type SelectQueryBuilder } from 'typeorm';
 
 import { parseMime } from '../composition';
-import { MESSAGES_SCHEMA } from '../database/data-source-options';
 import { MessagesConfig } from '../messages.config';
-import { MessageEntity } from './message.entity';
+import type { MessageEntity } from './message.entity';
 import { toMessageSummary } from './message.mapper';
-import { MessageContentEntity } from './message-content.entity';
 import { messageIdHeader, parseMessageRef } from './message-ids';
 import { MessagesException } from './messages.exception';
+import { MessagesRepository } from './messages.repository';
 
 const KNOWN_STATUSES: ReadonlySet<string> = new Set(MESSAGE_STATUSES);
-
-/**
- * Cancels a scheduled message in one statement: the delivery job is withdrawn only while it is
- * unpublished (a relay publishing it holds its row, so this waits for the outcome), and the
- * message becomes Cancelled only if its job was withdrawn. Cancelled is final: a data retention
- * of 0 empties the content at once. $3: the domain restriction or null.
- */
-const CANCEL_SQL = `
-  WITH job AS (
-    UPDATE ${MESSAGES_SCHEMA}.outbox AS job SET cancelled_at = now()
-    FROM ${MESSAGES_SCHEMA}.messages AS message
-    WHERE message.id = $1 AND message.account_id = $2 AND message.status = 'Scheduled'
-      AND ($3::text[] IS NULL OR message.domain = ANY($3::text[]))
-      AND job.id = message.job_id AND job.published_at IS NULL AND job.cancelled_at IS NULL
-    RETURNING job.id
-  ), cancelled AS (
-    UPDATE ${MESSAGES_SCHEMA}.messages SET status = 'Cancelled', updated_at = now()
-    WHERE id = $1 AND account_id = $2 AND status = 'Scheduled' AND job_id IN (SELECT id FROM job)
-    RETURNING id, retention_data_days
-  ), purged AS (
-    UPDATE ${MESSAGES_SCHEMA}.message_contents SET raw = NULL, purged_at = now()
-    WHERE message_id IN (SELECT id FROM cancelled WHERE retention_data_days = 0)
-      AND raw IS NOT NULL
-    RETURNING 1
-  )
-  SELECT id FROM cancelled`;
-
-/** `%` and `_` are wildcards of LIKE; a subject filter matches them literally. */
-function likePattern(text: string): string {
-  return `%${text.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
-}
 
 function normalizedDomains(domains: readonly string[] | undefined): string[] | undefined {
   return domains?.map(normalizeDomainName);
@@ -74,21 +39,22 @@ function normalizedDomains(domains: readonly string[] | undefined): string[] | u
 @Injectable()
 export class MessagesService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly messages: MessagesRepository,
     @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
     private readonly config: MessagesConfig,
   ) {}
 
-  /** Newest first; every filter of the reference contract (see applyFilters). */
+  /** Newest first; every filter of the reference contract (see MessagesRepository.list). */
   async list(request: ListMessagesRequest): Promise<Page<MessageSummaryRecord>> {
     const domains = normalizedDomains(request.domains);
     if (domains?.length === 0) return { data: [], has_more: false };
-    const query = this.dataSource.manager
-      .createQueryBuilder(MessageEntity, 'message')
-      .where('message.accountId = :accountId', { accountId: request.account_id });
-    if (domains) query.andWhere('message.domain IN (:...domains)', { domains });
-    applyFilters(query, request.filters);
-    const page = await keysetPage(query, 'message', request.page);
+    checkStatusFilter(request.filters);
+    const page = await this.messages.list(
+      request.account_id,
+      domains,
+      request.filters,
+      request.page,
+    );
     return { ...page, data: page.data.map(toMessageSummary) };
   }
 
@@ -98,9 +64,7 @@ export class MessagesService {
    */
   async get(ref: MessageRef): Promise<MessageRecord> {
     const message = await this.find(ref);
-    const content = await this.dataSource.manager.findOne(MessageContentEntity, {
-      where: { messageId: message.id },
-    });
+    const content = await this.messages.findContent(message.id);
     const raw = content?.raw ?? null;
     const record: MessageRecord = {
       ...toMessageSummary(message),
@@ -127,12 +91,7 @@ export class MessagesService {
     const parsed = parseMessageRef(ref.message_id);
     if (!parsed) throw MessagesException.notFound();
     const domains = normalizedDomains(ref.domains) ?? null;
-    const rows = await this.dataSource.query<Array<{ id: string }>>(CANCEL_SQL, [
-      parsed.id,
-      ref.account_id,
-      domains,
-    ]);
-    if (rows.length === 1) {
+    if (await this.messages.cancelScheduled(parsed.id, ref.account_id, domains)) {
       const message = await this.find(ref);
       return { message: `message ${message.messageIdHeader} cancelled successfully` };
     }
@@ -147,10 +106,7 @@ export class MessagesService {
   private async find(ref: MessageRef): Promise<MessageEntity> {
     const parsed = parseMessageRef(ref.message_id);
     if (!parsed) throw MessagesException.notFound();
-    const message = await this.dataSource.manager.findOneBy(MessageEntity, {
-      id: parsed.id,
-      accountId: ref.account_id,
-    });
+    const message = await this.messages.findInAccount(parsed.id, ref.account_id);
     if (!message) throw MessagesException.notFound();
     if (
       parsed.domain !== undefined &&
@@ -164,47 +120,14 @@ export class MessagesService {
   }
 }
 
-/**
- * The getMessages filters: `status` any of the listed; `sender` and `recipient` exact addresses
- * (case-insensitive; a conversation matches any of its recipients); `subject` a case-insensitive
- * substring; `message_id_header` exact (brackets optional); `tags` any of the listed (like the
- * comma-separated statuses); `from_time` inclusive and `to_time` exclusive, on created_at.
- */
-function applyFilters(query: SelectQueryBuilder<MessageEntity>, filters: MessageFilters): void {
-  if (filters.status !== undefined && filters.status.length > 0) {
-    const unknown = filters.status.filter((status) => !KNOWN_STATUSES.has(status));
-    if (unknown.length > 0) {
-      throw new CodedError(
-        CommonErrorCode.ValidationFailed,
-        `invalid status filter: ${unknown.join(', ').slice(0, 200)}`,
-      );
-    }
-    query.andWhere('message.status IN (:...statuses)', { statuses: filters.status });
-  }
-  if (filters.sender !== undefined) {
-    query.andWhere('lower(message.sender) = :sender', { sender: filters.sender.toLowerCase() });
-  }
-  if (filters.recipient !== undefined) {
-    query.andWhere('message.envelopeRecipients @> ARRAY[CAST(:recipient AS text)]', {
-      recipient: filters.recipient.toLowerCase(),
-    });
-  }
-  if (filters.subject !== undefined && filters.subject !== '') {
-    query.andWhere(`message.subject ILIKE :subject ESCAPE '\\'`, {
-      subject: likePattern(filters.subject),
-    });
-  }
-  if (filters.message_id_header !== undefined) {
-    const bare = filters.message_id_header.trim().replace(/^<|>$/g, '').toLowerCase();
-    query.andWhere('message.messageIdHeader = :header', { header: `<${bare}>` });
-  }
-  if (filters.tags !== undefined && filters.tags.length > 0) {
-    query.andWhere('message.tags && CAST(:tags AS text[])', { tags: filters.tags });
-  }
-  if (filters.from_time !== undefined) {
-    query.andWhere('message.createdAt >= :fromTime', { fromTime: new Date(filters.from_time) });
-  }
-  if (filters.to_time !== undefined) {
-    query.andWhere('message.createdAt < :toTime', { toTime: new Date(filters.to_time) });
+/** Statuses of the getMessages filter must be known ones. */
+function checkStatusFilter(filters: MessageFilters): void {
+  if (filters.status === undefined || filters.status.length === 0) return;
+  const unknown = filters.status.filter((status) => !KNOWN_STATUSES.has(status));
+  if (unknown.length > 0) {
+    throw new CodedError(
+      CommonErrorCode.ValidationFailed,
+      `invalid status filter: ${unknown.join(', ').slice(0, 200)}`,
+    );
   }
 }

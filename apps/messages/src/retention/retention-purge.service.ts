@@ -5,43 +5,9 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 
 import { MessagesConfig } from '../messages.config';
-
-/**
- * Data retention: empties up to $1 contents whose time has come, earliest first. Replicas purging
- * at the same time skip each other's rows (SKIP LOCKED) instead of waiting for them.
- */
-const PURGE_CONTENT_SQL = `
-  WITH purged AS (
-    UPDATE messages.message_contents SET raw = NULL, purged_at = now()
-    WHERE message_id IN (
-      SELECT message_id FROM messages.message_contents
-      WHERE raw IS NOT NULL AND purge_at <= now()
-      ORDER BY purge_at
-      LIMIT $1
-      FOR UPDATE SKIP LOCKED
-    )
-    RETURNING 1
-  )
-  SELECT count(*)::int AS purged FROM purged`;
-
-/** Metadata retention: deletes up to $1 messages past `retain_until` (their contents cascade). */
-const PURGE_METADATA_SQL = `
-  WITH purged AS (
-    DELETE FROM messages.messages
-    WHERE id IN (
-      SELECT id FROM messages.messages
-      WHERE retain_until <= now()
-      ORDER BY retain_until
-      LIMIT $1
-      FOR UPDATE SKIP LOCKED
-    )
-    RETURNING 1
-  )
-  SELECT count(*)::int AS purged FROM purged`;
+import { RetentionRepository } from './retention.repository';
 
 export interface PurgeCounts {
   contents: number;
@@ -59,7 +25,7 @@ export class RetentionPurgeService implements OnApplicationBootstrap, OnModuleDe
   private readonly periodic: PeriodicRun;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly retention: RetentionRepository,
     private readonly config: MessagesConfig,
   ) {
     this.periodic = new PeriodicRun(
@@ -87,23 +53,17 @@ export class RetentionPurgeService implements OnApplicationBootstrap, OnModuleDe
   /** One bounded run: contents first, then metadata; returns how many of each. */
   async purge(): Promise<PurgeCounts> {
     return {
-      contents: await this.purgeWith(PURGE_CONTENT_SQL),
-      messages: await this.purgeWith(PURGE_METADATA_SQL),
+      contents: await this.purgeWith((limit) => this.retention.purgeDueContents(limit)),
+      messages: await this.purgeWith((limit) => this.retention.purgeExpiredMessages(limit)),
     };
   }
 
-  private purgeWith(sql: string): Promise<number> {
+  private purgeWith(purgeBatch: (limit: number) => Promise<number>): Promise<number> {
     const batchSize = this.config.RETENTION_PURGE_BATCH;
-    return purgeInBatches(
-      async () => {
-        const rows = await this.dataSource.query<Array<{ purged: number }>>(sql, [batchSize]);
-        return rows[0]?.purged ?? 0;
-      },
-      {
-        batchSize,
-        maxBatches: this.config.RETENTION_PURGE_MAX_BATCHES,
-        stopped: () => this.periodic.stopped,
-      },
-    );
+    return purgeInBatches(() => purgeBatch(batchSize), {
+      batchSize,
+      maxBatches: this.config.RETENTION_PURGE_MAX_BATCHES,
+      stopped: () => this.periodic.stopped,
+    });
   }
 }

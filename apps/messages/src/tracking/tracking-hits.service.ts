@@ -13,42 +13,14 @@ import {
 import { enqueueEvent, OutboxRelayService } from '@envoi/shared-outbox';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 
 import { MessagesConfig } from '../messages.config';
 import { isBot } from './bots';
+import { type HitCounter, type HitMessage, TrackingRepository } from './tracking.repository';
 import { readTrackingToken } from './tracking-token';
 
-/** The message fields an open or click event carries, and its counters after the hit. */
-interface HitMessage {
-  id: string;
-  account_id: string;
-  sender: string;
-  recipient: string;
-  subject: string;
-  message_id_header: string;
-  count: number;
-}
-
 const notFound = () => new CodedError(MessagesErrorCode.TrackingNotFound, 'no such tracking link');
-
-/** Counts one hit (open or click) of a message and returns its fields; null when it is gone. */
-async function countHit(
-  manager: EntityManager,
-  messageId: string,
-  counter: 'open_count' | 'click_count',
-): Promise<HitMessage | null> {
-  // A CTE, so that the driver answers rows (an UPDATE's own answer is [rows, count]).
-  const rows = await manager.query<HitMessage[]>(
-    `WITH hit AS (
-       UPDATE messages.messages SET ${counter} = ${counter} + 1, updated_at = now()
-        WHERE id = $1
-        RETURNING id, account_id, sender, recipient, subject, message_id_header, ${counter} AS count
-     ) SELECT * FROM hit`,
-    [messageId],
-  );
-  return rows[0] ?? null;
-}
 
 /**
  * Opens and clicks from the public tracking routes (platform notes 3.3): the token is checked
@@ -63,6 +35,7 @@ export class TrackingHitsService {
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly tracking: TrackingRepository,
     private readonly config: MessagesConfig,
     private readonly outbox: OutboxRelayService,
   ) {
@@ -89,11 +62,7 @@ export class TrackingHitsService {
   async click(request: TrackingHitRequest): Promise<TrackedClickResult> {
     const token = readTrackingToken(this.secret, request.token);
     if (!token || token.kind !== 'click') throw notFound();
-    const links = await this.dataSource.query<Array<{ url: string }>>(
-      'SELECT url FROM messages.tracked_links WHERE message_id = $1 AND position = $2',
-      [token.messageId, token.index],
-    );
-    const url = links[0]?.url;
+    const url = await this.tracking.linkUrl(token.messageId, token.index);
     if (url === undefined) throw notFound();
     await this.record(
       token.messageId,
@@ -112,12 +81,12 @@ export class TrackingHitsService {
   /** Counts the hit and, within the cap, enqueues its event, in one transaction. */
   private async record<S extends StreamSubject<MessageOpenedEvent | MessageClickedEvent>>(
     messageId: string,
-    counter: 'open_count' | 'click_count',
+    counter: HitCounter,
     subject: S,
     event: (message: HitMessage, time: string) => StreamEventOf<S>,
   ): Promise<void> {
     const published = await this.dataSource.transaction(async (manager) => {
-      const message = await countHit(manager, messageId, counter);
+      const message = await this.tracking.countHit(messageId, counter, manager);
       if (!message) throw notFound();
       if (message.count > this.config.TRACKING_EVENTS_PER_MESSAGE) return false;
       await enqueueEvent(manager, subject, event(message, new Date().toISOString()));

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 
-import { enqueueOutbox, type OutboxEntry } from '@envoi/shared-outbox';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { OutboxEntry } from '@envoi/shared-outbox';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 
 import type { AttemptOutcome } from '../worker/outcomes';
 import type { AttemptState } from './delivery-attempt.entity';
@@ -41,10 +43,12 @@ export interface AttemptClaim {
 /**
  * The attempts table's statements, in plain SQL (each runs once or twice per message: no query
  * builder in the hot path). Each claim and outcome is one compare-and-set, so two workers
- * holding the same job never both record (or both send, once a claim is held).
+ * holding the same job never both record (or both send, once a claim is held). The outcome's
+ * writes run in the caller's transaction, with its outbox rows.
  */
-export class AttemptLog {
-  constructor(private readonly dataSource: DataSource) {}
+@Injectable()
+export class AttemptsRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   async find(messageId: string, attempt: number): Promise<AttemptRow | null> {
     const rows = await this.dataSource.query<AttemptRow[]>(
@@ -111,11 +115,16 @@ export class AttemptLog {
   }
 
   /**
-   * Records the outcome of a claimed attempt with its event and follow-up job, in one
-   * transaction; false (nothing written) when the claim was lost to a takeover.
+   * Records the outcome of a claimed attempt (its outbox rows aside); false (nothing written)
+   * when the claim was lost to a takeover.
    */
-  finish(claim: AttemptClaim, record: OutcomeRecord): Promise<boolean> {
+  finish(
+    claim: AttemptClaim,
+    record: OutcomeRecord,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<boolean> {
     return this.recordFinished(
+      manager,
       record,
       `id = $${FINISHED_PARAMETERS + 1} AND claim_token = $${FINISHED_PARAMETERS + 2}
        AND state = 'in_progress'`,
@@ -127,8 +136,14 @@ export class AttemptLog {
    * Ends an attempt whose worker vanished (its lease ran out) with the given outcome; false when
    * it is no longer abandoned (finished or taken over meanwhile).
    */
-  takeOver(row: AttemptRow, now: Date, record: OutcomeRecord): Promise<boolean> {
+  takeOver(
+    row: AttemptRow,
+    now: Date,
+    record: OutcomeRecord,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<boolean> {
     return this.recordFinished(
+      manager,
       record,
       `id = $${FINISHED_PARAMETERS + 1} AND state = 'in_progress'
        AND lease_until < $${FINISHED_PARAMETERS + 2}`,
@@ -137,56 +152,50 @@ export class AttemptLog {
   }
 
   /**
-   * Records an attempt that needed no network I/O (expired, sandbox, nothing to send) with its
-   * event, in one transaction; false when the attempt already exists.
+   * Records an attempt that needed no network I/O (expired, sandbox, nothing to send), its outbox
+   * rows aside; false when the attempt already exists.
    */
-  recordWithoutSending(
+  async recordWithoutSending(
     messageId: string,
     accountId: string,
     attempt: number,
     sandbox: boolean,
     record: OutcomeRecord,
+    manager: EntityManager = this.dataSource.manager,
   ): Promise<boolean> {
-    return this.dataSource.transaction(async (manager: EntityManager) => {
-      const rows = await manager.query<unknown[]>(
-        `INSERT INTO delivery.attempts (${FINISHED_COLUMNS.join(', ')},
-           id, message_id, account_id, attempt, started_at, sandbox)
-         VALUES (${placeholders(1, FINISHED_PARAMETERS + 6)})
-         ON CONFLICT DO NOTHING RETURNING id`,
-        [
-          ...finishedValues(record),
-          randomUUID(),
-          messageId,
-          accountId,
-          attempt,
-          record.finishedAt,
-          sandbox,
-        ],
-      );
-      if (rows.length !== 1) return false;
-      await enqueueOutbox(manager, record.entries);
-      return true;
-    });
+    const rows = await manager.query<unknown[]>(
+      `INSERT INTO delivery.attempts (${FINISHED_COLUMNS.join(', ')},
+         id, message_id, account_id, attempt, started_at, sandbox)
+       VALUES (${placeholders(1, FINISHED_PARAMETERS + 6)})
+       ON CONFLICT DO NOTHING RETURNING id`,
+      [
+        ...finishedValues(record),
+        randomUUID(),
+        messageId,
+        accountId,
+        attempt,
+        record.finishedAt,
+        sandbox,
+      ],
+    );
+    return rows.length === 1;
   }
 
-  /** UPDATE … SET the outcome WHERE `condition`, and its outbox rows, in one transaction. */
-  private recordFinished(
+  /** UPDATE … SET the outcome WHERE `condition`; whether it matched the attempt. */
+  private async recordFinished(
+    manager: EntityManager,
     record: OutcomeRecord,
     condition: string,
     conditionValues: unknown[],
   ): Promise<boolean> {
-    return this.dataSource.transaction(async (manager) => {
-      const assignments = FINISHED_COLUMNS.map((column, index) => `${column} = $${index + 1}`);
-      const rows = await manager.query<unknown[]>(
-        `WITH updated AS (
-           UPDATE delivery.attempts SET ${assignments.join(', ')} WHERE ${condition} RETURNING id
-         ) SELECT id FROM updated`,
-        [...finishedValues(record), ...conditionValues],
-      );
-      if (rows.length !== 1) return false;
-      await enqueueOutbox(manager, record.entries);
-      return true;
-    });
+    const assignments = FINISHED_COLUMNS.map((column, index) => `${column} = $${index + 1}`);
+    const rows = await manager.query<unknown[]>(
+      `WITH updated AS (
+         UPDATE delivery.attempts SET ${assignments.join(', ')} WHERE ${condition} RETURNING id
+       ) SELECT id FROM updated`,
+      [...finishedValues(record), ...conditionValues],
+    );
+    return rows.length === 1;
   }
 }
 

@@ -1,0 +1,199 @@
+import { randomUUID } from 'node:crypto';
+
+import { DataSource } from 'typeorm';
+
+import {
+  type AttemptClaim,
+  AttemptsRepository,
+  type OutcomeRecord,
+} from '../src/attempts/attempts.repository';
+import { deliveryDataSourceOptions } from '../src/database/data-source-options';
+import { runDeliveryMigrations } from '../src/database/run-delivery-migrations';
+
+/**
+ * The attempts table's compare-and-set statements against the real delivery schema: whoever
+ * holds the claim (or takes over an abandoned one) records the outcome, nobody else.
+ */
+
+const ACCOUNT_ID = '0190aaaa-0000-7000-8000-0000000000a1';
+const MINUTE_MS = 60_000;
+
+function record(
+  finishedAt: Date,
+  recipients: Array<{ email: string; result: 'delivered' | 'bounced' | 'transient_error' }>,
+): OutcomeRecord {
+  return {
+    outcome: {
+      kind: 'delivered',
+      status: 'Delivered',
+      remoteHost: `mx.example.test${'.x'.repeat(200)}`,
+      reply: '250 ok',
+      recipients: recipients.map((recipient) => ({ ...recipient, remote_host: '', reply: '' })),
+    },
+    finishedAt,
+    tls: true,
+    nextAttemptAt: null,
+    entries: [],
+  };
+}
+
+describe('AttemptsRepository against PostgreSQL', () => {
+  let dataSource: DataSource | undefined;
+  let attempts: AttemptsRepository;
+
+  beforeAll(async () => {
+    const url = process.env['DATABASE_URL'] ?? '';
+    await runDeliveryMigrations(url);
+    dataSource = new DataSource(deliveryDataSourceOptions(url, 4));
+    await dataSource.initialize();
+    attempts = new AttemptsRepository(dataSource);
+  }, 60_000);
+
+  afterAll(async () => {
+    await dataSource?.destroy();
+  });
+
+  async function claimOf(messageId: string, attempt: number, leaseUntil: Date) {
+    const claim = await attempts.claim(messageId, ACCOUNT_ID, attempt, leaseUntil, new Date());
+    if (!claim) throw new Error('expected a claim');
+    return claim;
+  }
+
+  it('lets exactly one of concurrent claims of an attempt win', async () => {
+    const messageId = randomUUID();
+    const leaseUntil = new Date(Date.now() + MINUTE_MS);
+
+    const claims = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        attempts.claim(messageId, ACCOUNT_ID, 1, leaseUntil, new Date()),
+      ),
+    );
+
+    expect(claims.filter((claim) => claim !== null)).toHaveLength(1);
+    await expect(attempts.find(messageId, 1)).resolves.toMatchObject({
+      messageId,
+      accountId: ACCOUNT_ID,
+      attempt: 1,
+      state: 'in_progress',
+      leaseUntil,
+      remoteHost: '',
+    });
+    await expect(attempts.find(messageId, 2)).resolves.toBeNull();
+  });
+
+  it('records an outcome only under the claim token, once', async () => {
+    const messageId = randomUUID();
+    const claim = await claimOf(messageId, 1, new Date(Date.now() + MINUTE_MS));
+    const finished = record(new Date(), [{ email: 'a@r.test', result: 'delivered' }]);
+    const forged: AttemptClaim = { id: claim.id, token: randomUUID() };
+
+    await expect(attempts.finish(forged, finished)).resolves.toBe(false);
+    await expect(attempts.finish(claim, finished)).resolves.toBe(true);
+    await expect(attempts.finish(claim, finished)).resolves.toBe(false);
+    const row = await attempts.find(messageId, 1);
+    expect(row).toMatchObject({ state: 'done', leaseUntil: null });
+    expect(row?.remoteHost).toHaveLength(255);
+  });
+
+  it('releases only an unfinished claim under its token', async () => {
+    const messageId = randomUUID();
+    const leaseUntil = new Date(Date.now() + MINUTE_MS);
+    const claim = await claimOf(messageId, 1, leaseUntil);
+
+    await attempts.release({ id: claim.id, token: randomUUID() });
+    await expect(attempts.find(messageId, 1)).resolves.not.toBeNull();
+    await attempts.release(claim);
+    await expect(attempts.find(messageId, 1)).resolves.toBeNull();
+
+    const again = await claimOf(messageId, 1, leaseUntil);
+    await attempts.finish(again, record(new Date(), []));
+    await attempts.release(again);
+    await expect(attempts.find(messageId, 1)).resolves.toMatchObject({ state: 'done' });
+  });
+
+  it('takes over an attempt only once its lease has run out, and only once', async () => {
+    const messageId = randomUUID();
+    const leaseUntil = new Date(Date.now() + MINUTE_MS);
+    const claim = await claimOf(messageId, 1, leaseUntil);
+    const row = await attempts.find(messageId, 1);
+    if (!row) throw new Error('expected the attempt');
+    const outcome = record(new Date(), []);
+
+    await expect(attempts.takeOver(row, new Date(), outcome)).resolves.toBe(false);
+    const afterLease = new Date(leaseUntil.getTime() + 1);
+    await expect(attempts.takeOver(row, afterLease, outcome)).resolves.toBe(true);
+    await expect(attempts.takeOver(row, afterLease, outcome)).resolves.toBe(false);
+    await expect(attempts.finish(claim, outcome)).resolves.toBe(false);
+  });
+
+  it('records an attempt without sending once, never over an existing one', async () => {
+    const messageId = randomUUID();
+    const outcome = record(new Date(), [{ email: 'a@r.test', result: 'bounced' }]);
+
+    await expect(
+      attempts.recordWithoutSending(messageId, ACCOUNT_ID, 1, true, outcome),
+    ).resolves.toBe(true);
+    await expect(
+      attempts.recordWithoutSending(messageId, ACCOUNT_ID, 1, true, outcome),
+    ).resolves.toBe(false);
+    await claimOf(messageId, 2, new Date(Date.now() + MINUTE_MS));
+    await expect(
+      attempts.recordWithoutSending(messageId, ACCOUNT_ID, 2, false, outcome),
+    ).resolves.toBe(false);
+    await expect(attempts.find(messageId, 1)).resolves.toMatchObject({ state: 'done' });
+    await expect(attempts.find(messageId, 2)).resolves.toMatchObject({ state: 'in_progress' });
+  });
+
+  it('writes nothing when the transaction it runs in fails afterwards', async () => {
+    const messageId = randomUUID();
+    const outcome = record(new Date(), []);
+
+    await expect(
+      dataSource?.transaction(async (manager) => {
+        await attempts.recordWithoutSending(messageId, ACCOUNT_ID, 1, false, outcome, manager);
+        throw new Error('abort');
+      }),
+    ).rejects.toThrow('abort');
+
+    await expect(attempts.find(messageId, 1)).resolves.toBeNull();
+  });
+
+  it('answers the recipients earlier attempts settled and when the first one started', async () => {
+    const messageId = randomUUID();
+    const firstStart = new Date('2020-01-01T00:00:00.000Z');
+    await attempts.claim(messageId, ACCOUNT_ID, 1, new Date(Date.now() + MINUTE_MS), firstStart);
+    const first = await attempts.find(messageId, 1);
+    if (!first) throw new Error('expected the attempt');
+    await attempts.takeOver(
+      first,
+      new Date(Date.now() + 2 * MINUTE_MS),
+      record(new Date(), [
+        { email: 'a@r.test', result: 'delivered' },
+        { email: 'b@r.test', result: 'bounced' },
+        { email: 'c@r.test', result: 'transient_error' },
+      ]),
+    );
+    await attempts.recordWithoutSending(
+      messageId,
+      ACCOUNT_ID,
+      2,
+      false,
+      record(new Date(), [{ email: 'c@r.test', result: 'delivered' }]),
+    );
+
+    await expect(attempts.settledBefore(messageId, 1)).resolves.toEqual({
+      delivered: new Set(),
+      bounced: new Set(),
+    });
+    await expect(attempts.settledBefore(messageId, 2)).resolves.toEqual({
+      delivered: new Set(['a@r.test']),
+      bounced: new Set(['b@r.test']),
+    });
+    await expect(attempts.settledBefore(messageId, 3)).resolves.toEqual({
+      delivered: new Set(['a@r.test', 'c@r.test']),
+      bounced: new Set(['b@r.test']),
+    });
+    await expect(attempts.firstAttemptStart(messageId)).resolves.toEqual(firstStart);
+    await expect(attempts.firstAttemptStart(randomUUID())).resolves.toBeNull();
+  });
+});

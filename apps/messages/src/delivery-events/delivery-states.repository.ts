@@ -1,0 +1,152 @@
+import type { DeliveryAttemptRecord, MessageStatus } from '@envoi/contracts-messages';
+import { Inbox } from '@envoi/shared-outbox';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
+
+import { MESSAGES_SCHEMA } from '../database/data-source-options';
+import { MessageEntity } from '../messages/message.entity';
+import type { BatchMessage, EventClaim } from './batch-fold';
+import type { DeliveryState } from './status-machine';
+
+/**
+ * Locks the messages in id order, so that batches of several consumers and replicas (and the
+ * one-event path, which locks one) never wait on each other in a cycle.
+ */
+const LOCK_MESSAGES_SQL = `
+  SELECT id, account_id, retention_data_days, status, sent_at, delivered_at,
+         bounce_classification, num_attempts, delivery_attempts
+  FROM ${MESSAGES_SCHEMA}.messages
+  WHERE id = ANY($1::uuid[])
+  ORDER BY id
+  FOR UPDATE`;
+
+interface LockedRow {
+  id: string;
+  account_id: string;
+  retention_data_days: number;
+  status: MessageStatus;
+  sent_at: Date | null;
+  delivered_at: Date | null;
+  bounce_classification: string | null;
+  num_attempts: number;
+  delivery_attempts: DeliveryAttemptRecord[];
+}
+
+/** The service's inbox: the delivery events applied, each with its message (deleted with it). */
+const MESSAGES_INBOX = new Inbox(MESSAGES_SCHEMA);
+
+/** Writes the delivery fields of every changed message; `updated_at` is the same for all. */
+const WRITE_STATES_SQL = `
+  UPDATE ${MESSAGES_SCHEMA}.messages AS m
+  SET status = u.status,
+      sent_at = u.sent_at,
+      delivered_at = u.delivered_at,
+      bounce_classification = u.bounce_classification,
+      num_attempts = u.num_attempts,
+      delivery_attempts = u.delivery_attempts,
+      updated_at = $8
+  FROM unnest($1::uuid[], $2::varchar[], $3::timestamptz[], $4::timestamptz[], $5::varchar[],
+              $6::integer[], $7::jsonb[])
+    AS u(id, status, sent_at, delivered_at, bounce_classification, num_attempts,
+         delivery_attempts)
+  WHERE m.id = u.id`;
+
+/**
+ * The delivery state of messages and the events applied to them (messages.processed_events). The
+ * statements run in the caller's transaction; a batch's run one each whatever its size, in this
+ * order: lock the messages, claim the events, write the states.
+ */
+@Injectable()
+export class DeliveryStatesRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** Reads and locks the message of the account (null when there is none) until the end. */
+  lockOne(
+    messageId: string,
+    accountId: string,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<MessageEntity | null> {
+    return manager.findOne(MessageEntity, {
+      where: { id: messageId, accountId },
+      lock: { mode: 'pessimistic_write' },
+    });
+  }
+
+  /** Reads and locks the messages (those that exist) until the transaction ends. */
+  async lockMany(
+    messageIds: readonly string[],
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<BatchMessage[]> {
+    const rows = await manager.query<LockedRow[]>(LOCK_MESSAGES_SQL, [[...new Set(messageIds)]]);
+    return rows.map((row) => ({
+      id: row.id,
+      accountId: row.account_id,
+      retentionDataDays: row.retention_data_days,
+      state: {
+        status: row.status,
+        sentAt: row.sent_at,
+        deliveredAt: row.delivered_at,
+        bounceClassification: row.bounce_classification,
+        numAttempts: row.num_attempts,
+        deliveryAttempts: row.delivery_attempts,
+      },
+    }));
+  }
+
+  /**
+   * Claims the events; answers the ids not claimed before. Run after locking their messages:
+   * whoever else claims one of these events holds its message's lock, so its claim has committed
+   * (and is seen here) or rolled back by now.
+   */
+  claimEvents(
+    claims: readonly EventClaim[],
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<Set<string>> {
+    return MESSAGES_INBOX.claim(
+      manager,
+      claims.map(({ eventId, messageId, type }) => ({ eventId, type, recordId: messageId })),
+    );
+  }
+
+  /** Writes the delivery fields of one message. */
+  async writeState(
+    messageId: string,
+    state: DeliveryState,
+    updatedAt: Date,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<void> {
+    await manager.update(
+      MessageEntity,
+      { id: messageId },
+      {
+        status: state.status,
+        sentAt: state.sentAt,
+        deliveredAt: state.deliveredAt,
+        bounceClassification: state.bounceClassification,
+        numAttempts: state.numAttempts,
+        deliveryAttempts: state.deliveryAttempts,
+        updatedAt,
+      },
+    );
+  }
+
+  /** Writes the delivery fields of every changed message; `updated_at` is the same for all. */
+  async writeStates(
+    states: ReadonlyArray<{ id: string; state: DeliveryState }>,
+    updatedAt: Date,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<void> {
+    if (states.length === 0) return;
+    await manager.query(WRITE_STATES_SQL, [
+      states.map(({ id }) => id),
+      states.map(({ state }) => state.status),
+      states.map(({ state }) => state.sentAt?.toISOString() ?? null),
+      states.map(({ state }) => state.deliveredAt?.toISOString() ?? null),
+      states.map(({ state }) => state.bounceClassification),
+      states.map(({ state }) => state.numAttempts),
+      states.map(({ state }) => JSON.stringify(state.deliveryAttempts)),
+      updatedAt,
+    ]);
+  }
+}

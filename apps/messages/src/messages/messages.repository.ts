@@ -1,0 +1,219 @@
+import type { Page, PageRequest } from '@envoi/contracts-core';
+import type { MessageFilters } from '@envoi/contracts-messages';
+import { keysetPage } from '@envoi/shared-database';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, type EntityManager, type SelectQueryBuilder } from 'typeorm';
+
+import { MESSAGES_SCHEMA } from '../database/data-source-options';
+import { type Columns, insertRowsStatement } from './insert-rows';
+import { MessageEntity } from './message.entity';
+import { MessageContentEntity } from './message-content.entity';
+
+/** A message row as accept writes it (`seq` comes from the table). */
+export type MessageRow = Omit<MessageEntity, 'seq'>;
+
+/** A content row as accept writes it. */
+export type MessageContentRow = Omit<MessageContentEntity, 'message'>;
+
+const MESSAGE_COLUMNS: Columns<MessageRow> = {
+  id: ['uuid', (row) => row.id],
+  account_id: ['uuid', (row) => row.accountId],
+  domain_id: ['uuid', (row) => row.domainId],
+  domain: ['text', (row) => row.domain],
+  kind: ['text', (row) => row.kind],
+  api: ['text', (row) => row.api],
+  credential_id: ['uuid', (row) => row.credentialId],
+  sender: ['text', (row) => row.sender],
+  recipient: ['text', (row) => row.recipient],
+  envelope_recipients: ['text[]', (row) => row.envelopeRecipients],
+  subject: ['text', (row) => row.subject],
+  tags: ['text[]', (row) => row.tags],
+  status: ['text', (row) => row.status],
+  message_id_header: ['text', (row) => row.messageIdHeader],
+  sandbox: ['boolean', (row) => row.sandbox],
+  sandbox_result: ['text', (row) => row.sandboxResult],
+  track_opens: ['boolean', (row) => row.trackOpens],
+  track_clicks: ['boolean', (row) => row.trackClicks],
+  retention_metadata_days: ['smallint', (row) => row.retentionMetadataDays],
+  retention_data_days: ['smallint', (row) => row.retentionDataDays],
+  first_attempt_at: ['timestamptz', (row) => row.firstAttemptAt],
+  expires_at: ['timestamptz', (row) => row.expiresAt],
+  retain_until: ['timestamptz', (row) => row.retainUntil],
+  job_id: ['uuid', (row) => row.jobId],
+  created_at: ['timestamptz', (row) => row.createdAt],
+  updated_at: ['timestamptz', (row) => row.updatedAt],
+  sent_at: ['timestamptz', (row) => row.sentAt],
+  delivered_at: ['timestamptz', (row) => row.deliveredAt],
+  num_attempts: ['integer', (row) => row.numAttempts],
+  delivery_attempts: ['jsonb', (row) => row.deliveryAttempts],
+  open_count: ['integer', (row) => row.openCount],
+  click_count: ['integer', (row) => row.clickCount],
+  bounce_classification: ['text', (row) => row.bounceClassification],
+};
+
+const CONTENT_COLUMNS: Columns<MessageContentRow> = {
+  message_id: ['uuid', (row) => row.messageId],
+  raw: ['bytea', (row) => row.raw],
+  size: ['integer', (row) => row.size],
+  purge_at: ['timestamptz', (row) => row.purgeAt],
+  purged_at: ['timestamptz', (row) => row.purgedAt],
+};
+
+/**
+ * Cancels a scheduled message in one statement: the delivery job is withdrawn only while it is
+ * unpublished (a relay publishing it holds its row, so this waits for the outcome), and the
+ * message becomes Cancelled only if its job was withdrawn. Cancelled is final: a data retention
+ * of 0 empties the content at once. $3: the domain restriction or null.
+ */
+const CANCEL_SQL = `
+  WITH job AS (
+    UPDATE ${MESSAGES_SCHEMA}.outbox AS job SET cancelled_at = now()
+    FROM ${MESSAGES_SCHEMA}.messages AS message
+    WHERE message.id = $1 AND message.account_id = $2 AND message.status = 'Scheduled'
+      AND ($3::text[] IS NULL OR message.domain = ANY($3::text[]))
+      AND job.id = message.job_id AND job.published_at IS NULL AND job.cancelled_at IS NULL
+    RETURNING job.id
+  ), cancelled AS (
+    UPDATE ${MESSAGES_SCHEMA}.messages SET status = 'Cancelled', updated_at = now()
+    WHERE id = $1 AND account_id = $2 AND status = 'Scheduled' AND job_id IN (SELECT id FROM job)
+    RETURNING id, retention_data_days
+  ), purged AS (
+    UPDATE ${MESSAGES_SCHEMA}.message_contents SET raw = NULL, purged_at = now()
+    WHERE message_id IN (SELECT id FROM cancelled WHERE retention_data_days = 0)
+      AND raw IS NOT NULL
+    RETURNING 1
+  )
+  SELECT id FROM cancelled`;
+
+/** `%` and `_` are wildcards of LIKE; a subject filter matches them literally. */
+function likePattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
+}
+
+/** Messages and their contents (messages.messages, messages.message_contents). */
+@Injectable()
+export class MessagesRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** One INSERT of every message row, in their order (seq numbers them so). */
+  insertMessages(
+    rows: readonly MessageRow[],
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<void> {
+    return this.insert(manager, `${MESSAGES_SCHEMA}.messages`, MESSAGE_COLUMNS, rows);
+  }
+
+  /** One INSERT of every content row. */
+  insertContents(
+    rows: readonly MessageContentRow[],
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<void> {
+    return this.insert(manager, `${MESSAGES_SCHEMA}.message_contents`, CONTENT_COLUMNS, rows);
+  }
+
+  /** A page of the account's messages (within `domains` when given), newest first. */
+  list(
+    accountId: string,
+    domains: readonly string[] | undefined,
+    filters: MessageFilters,
+    page: PageRequest,
+  ): Promise<Page<MessageEntity>> {
+    const query = this.dataSource.manager
+      .createQueryBuilder(MessageEntity, 'message')
+      .where('message.accountId = :accountId', { accountId });
+    if (domains) query.andWhere('message.domain IN (:...domains)', { domains });
+    applyFilters(query, filters);
+    return keysetPage(query, 'message', page);
+  }
+
+  findById(id: string): Promise<MessageEntity | null> {
+    return this.dataSource.manager.findOneBy(MessageEntity, { id });
+  }
+
+  findInAccount(id: string, accountId: string): Promise<MessageEntity | null> {
+    return this.dataSource.manager.findOneBy(MessageEntity, { id, accountId });
+  }
+
+  /** The message's content row, every column. */
+  findContent(messageId: string): Promise<MessageContentEntity | null> {
+    return this.dataSource.manager.findOne(MessageContentEntity, { where: { messageId } });
+  }
+
+  /** The message's raw content alone; null once purged (or when there is none). */
+  async findRaw(messageId: string): Promise<Buffer | null> {
+    const content = await this.dataSource.manager.findOne(MessageContentEntity, {
+      select: { messageId: true, raw: true },
+      where: { messageId },
+    });
+    return content?.raw ?? null;
+  }
+
+  /**
+   * Cancels the message if it is still Scheduled and its job unpublished (see CANCEL_SQL);
+   * `domains`: the domain restriction, or null. Whether it was cancelled.
+   */
+  async cancelScheduled(
+    id: string,
+    accountId: string,
+    domains: readonly string[] | null,
+  ): Promise<boolean> {
+    const rows = await this.dataSource.query<Array<{ id: string }>>(CANCEL_SQL, [
+      id,
+      accountId,
+      domains,
+    ]);
+    return rows.length === 1;
+  }
+
+  /** Inserts the rows with one unnest statement (nothing when there are none). */
+  private async insert<Row>(
+    manager: EntityManager,
+    table: string,
+    columns: Columns<Row>,
+    rows: readonly Row[],
+  ): Promise<void> {
+    if (rows.length === 0) return;
+    const { sql, parameters } = insertRowsStatement(table, columns, rows);
+    await manager.query(sql, parameters);
+  }
+}
+
+/**
+ * The getMessages filters (statuses checked by the caller): `status` any of the listed; `sender`
+ * and `recipient` exact addresses (case-insensitive; a conversation matches any of its
+ * recipients); `subject` a case-insensitive substring; `message_id_header` exact (brackets
+ * optional); `tags` any of the listed (like the comma-separated statuses); `from_time` inclusive
+ * and `to_time` exclusive, on created_at.
+ */
+function applyFilters(query: SelectQueryBuilder<MessageEntity>, filters: MessageFilters): void {
+  if (filters.status !== undefined && filters.status.length > 0) {
+    query.andWhere('message.status IN (:...statuses)', { statuses: filters.status });
+  }
+  if (filters.sender !== undefined) {
+    query.andWhere('lower(message.sender) = :sender', { sender: filters.sender.toLowerCase() });
+  }
+  if (filters.recipient !== undefined) {
+    query.andWhere('message.envelopeRecipients @> ARRAY[CAST(:recipient AS text)]', {
+      recipient: filters.recipient.toLowerCase(),
+    });
+  }
+  if (filters.subject !== undefined && filters.subject !== '') {
+    query.andWhere(`message.subject ILIKE :subject ESCAPE '\\'`, {
+      subject: likePattern(filters.subject),
+    });
+  }
+  if (filters.message_id_header !== undefined) {
+    const bare = filters.message_id_header.trim().replace(/^<|>$/g, '').toLowerCase();
+    query.andWhere('message.messageIdHeader = :header', { header: `<${bare}>` });
+  }
+  if (filters.tags !== undefined && filters.tags.length > 0) {
+    query.andWhere('message.tags && CAST(:tags AS text[])', { tags: filters.tags });
+  }
+  if (filters.from_time !== undefined) {
+    query.andWhere('message.createdAt >= :fromTime', { fromTime: new Date(filters.from_time) });
+  }
+  if (filters.to_time !== undefined) {
+    query.andWhere('message.createdAt < :toTime', { toTime: new Date(filters.to_time) });
+  }
+}
