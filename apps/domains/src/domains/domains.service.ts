@@ -179,7 +179,7 @@ export class DomainsService {
     const name = requireDomainName(rawName);
     let changedAuthorization = false;
     const updated = await this.dataSource.transaction(async (manager) => {
-      const domain = await this.lock(manager, accountId, name);
+      const domain = await this.lock(accountId, name, manager);
       const before = this.authorizationFingerprint(domain);
       let changed = false;
       for (const field of SUBDOMAIN_FIELDS) {
@@ -231,7 +231,7 @@ export class DomainsService {
     const name = requireDomainName(rawName);
     const deletedAt = new Date();
     const domain = await this.dataSource.transaction(async (manager) => {
-      const found = await this.lock(manager, accountId, name);
+      const found = await this.lock(accountId, name, manager);
       await this.domains.delete(found.id, manager);
       await enqueueEvent(manager, DomainsStreamSubjects.deleted, {
         id: randomUUID(),
@@ -353,9 +353,9 @@ export class DomainsService {
   }
 
   private async lock(
-    manager: EntityManager,
     accountId: string,
     name: string,
+    manager: EntityManager,
   ): Promise<DomainEntity> {
     const domain = await this.domains.lockByName(accountId, name, manager);
     if (!domain) throw DomainsException.notFound();
