@@ -10,14 +10,17 @@ import { assertRouteScopes } from './auth/route-scopes';
 import { ScopesGuard } from './auth/scopes.guard';
 import { GATEWAY_CONTROLLERS } from './controllers';
 import { GatewayDatabase } from './database/gateway-database';
+import { HealthRepository } from './database/health.repository';
 import { HttpErrorsFilter } from './errors/http-errors.filter';
 import { GatewayConfig } from './gateway.config';
 import { MessageContents, SendPayloads } from './http/uploads';
 import { IdempotencyHooks } from './idempotency/idempotency.hooks';
+import { IdempotencyRepository } from './idempotency/idempotency.repository';
 import { IdempotencyPurger } from './idempotency/idempotency-purger.service';
 import { IdempotencyStore } from './idempotency/idempotency-store';
 import { LOGGER } from './logger.provider';
 import { CursorCodec } from './pagination/cursor-codec';
+import { RateLimitRepository } from './rate-limit/rate-limit.repository';
 import { RateLimiter } from './rate-limit/rate-limiter.service';
 import { SharedRateLimiter } from './rate-limit/shared-rate-limiter';
 import { declaredRoutes } from './routes';
@@ -44,9 +47,12 @@ export class AppModule {
         KeyUsageRecorder,
         Authenticator,
         GatewayDatabase,
+        HealthRepository,
+        IdempotencyRepository,
         IdempotencyStore,
         IdempotencyHooks,
         IdempotencyPurger,
+        RateLimitRepository,
         SharedRateLimiter,
         RateLimiter,
         SendPayloads,

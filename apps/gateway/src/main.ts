@@ -12,7 +12,7 @@ import type { NatsConnection } from 'nats';
 
 import { AppModule } from './app.module';
 import { Authenticator } from './auth/authenticator.service';
-import { GatewayDatabase } from './database/gateway-database';
+import { HealthRepository } from './database/health.repository';
 import { GatewayConfig } from './gateway.config';
 import { configureFastify } from './http/configure-fastify';
 import { listenHttpsOnly } from './http/https-only-listener';
@@ -46,10 +46,10 @@ async function bootstrap(): Promise<void> {
     config.HTTPS_HOST,
     listenerLimits(config),
   );
-  const database = app.get(GatewayDatabase);
+  const databaseHealth = app.get(HealthRepository);
   const readiness = serviceReadiness({
     connection: app.get<symbol, NatsConnection>(NATS_CONNECTION),
-    query: (sql) => database.query(sql, []),
+    query: (sql) => databaseHealth.probe(sql),
   });
   const health = await startHealthServer({
     host: config.HEALTH_HOST,

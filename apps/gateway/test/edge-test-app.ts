@@ -8,7 +8,9 @@ import { configureFastify, installEdgeErrorHandler } from '../src/http/configure
 import type { EdgeRouteConfig } from '../src/http/edge-route';
 import { parseQueryString } from '../src/http/query-string';
 import { IdempotencyHooks } from '../src/idempotency/idempotency.hooks';
+import { IdempotencyRepository } from '../src/idempotency/idempotency.repository';
 import { IdempotencyStore } from '../src/idempotency/idempotency-store';
+import { RateLimitRepository } from '../src/rate-limit/rate-limit.repository';
 import { RateLimiter } from '../src/rate-limit/rate-limiter.service';
 import { SharedRateLimiter } from '../src/rate-limit/shared-rate-limiter';
 import {
@@ -91,8 +93,16 @@ export async function startEdgeTestApp(config: GatewayConfig): Promise<EdgeTestA
         return Promise.resolve();
       },
     },
-    rateLimiter: new RateLimiter(new SharedRateLimiter(database), config, logger),
-    idempotency: new IdempotencyHooks(new IdempotencyStore(database), config, logger),
+    rateLimiter: new RateLimiter(
+      new SharedRateLimiter(new RateLimitRepository(database)),
+      config,
+      logger,
+    ),
+    idempotency: new IdempotencyHooks(
+      new IdempotencyStore(new IdempotencyRepository(database)),
+      config,
+      logger,
+    ),
     unreadBodyDrainMs: config.HTTP_UNREAD_BODY_DRAIN_MS,
     accessLog: logger,
   });

@@ -3,13 +3,14 @@ import { randomBytes } from 'node:crypto';
 import { pollUntil } from '@envoi/shared-testing';
 
 import type { GatewayDatabase } from '../src/database/gateway-database';
-import { requestFingerprint } from '../src/idempotency/idempotency-policy';
 import {
   type ClaimResult,
   type IdempotencyClaim,
-  IdempotencyStore,
+  IdempotencyRepository,
   type StoredOutcome,
-} from '../src/idempotency/idempotency-store';
+} from '../src/idempotency/idempotency.repository';
+import { requestFingerprint } from '../src/idempotency/idempotency-policy';
+import { IdempotencyStore } from '../src/idempotency/idempotency-store';
 import {
   gatewayTestConfig,
   migrateGatewaySchema,
@@ -50,7 +51,7 @@ describe('IdempotencyStore against PostgreSQL', () => {
   beforeAll(async () => {
     await migrateGatewaySchema();
     database = openDatabase(gatewayTestConfig({ DATABASE_POOL_SIZE: '20' }));
-    store = new IdempotencyStore(database);
+    store = new IdempotencyStore(new IdempotencyRepository(database));
   });
 
   afterAll(async () => {

@@ -12,9 +12,11 @@ import { GatewayConfig } from '../src/gateway.config';
 import { configureFastify } from '../src/http/configure-fastify';
 import { Idempotent } from '../src/http/edge-route';
 import { IdempotencyHooks } from '../src/idempotency/idempotency.hooks';
+import { IdempotencyRepository } from '../src/idempotency/idempotency.repository';
 import { IDEMPOTENCY_MESSAGES } from '../src/idempotency/idempotency-policy';
 import { IdempotencyStore } from '../src/idempotency/idempotency-store';
 import { LOGGER } from '../src/logger.provider';
+import { RateLimitRepository } from '../src/rate-limit/rate-limit.repository';
 import { RateLimiter } from '../src/rate-limit/rate-limiter.service';
 import { SharedRateLimiter } from '../src/rate-limit/shared-rate-limiter';
 import {
@@ -88,8 +90,10 @@ describe('idempotency under Nest on Fastify', () => {
         { provide: GatewayConfig, useValue: config },
         { provide: LOGGER, useValue: logger },
         GatewayDatabase,
+        IdempotencyRepository,
         IdempotencyStore,
         IdempotencyHooks,
+        RateLimitRepository,
         SharedRateLimiter,
         RateLimiter,
         { provide: APP_FILTER, useFactory: () => new HttpErrorsFilter(logger) },

@@ -5,6 +5,7 @@ import { pollUntil } from '@envoi/shared-testing';
 import type { GatewayDatabase } from '../src/database/gateway-database';
 import type { GatewayConfig } from '../src/gateway.config';
 import type { RateLimitClass } from '../src/http/edge-route';
+import { RateLimitRepository } from '../src/rate-limit/rate-limit.repository';
 import { RATE_LIMITED_MESSAGE, RateLimiter } from '../src/rate-limit/rate-limiter.service';
 import { SharedRateLimiter } from '../src/rate-limit/shared-rate-limiter';
 import { type EdgeTestApp, startEdgeTestApp, THINGS } from './edge-test-app';
@@ -44,7 +45,11 @@ function startReplica(config: GatewayConfig): Replica {
   const logger: Logger = silentLogger();
   const warnings = jest.spyOn(logger, 'warn');
   return {
-    limiter: new RateLimiter(new SharedRateLimiter(database), config, logger),
+    limiter: new RateLimiter(
+      new SharedRateLimiter(new RateLimitRepository(database)),
+      config,
+      logger,
+    ),
     database,
     warnings,
   };

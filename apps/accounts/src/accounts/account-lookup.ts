@@ -1,24 +1,25 @@
 import type { EntityManager } from 'typeorm';
 
-import { AccountEntity } from './account.entity';
+import type { AccountEntity } from './account.entity';
 import { AccountsException } from './accounts.exception';
+import type { AccountsRepository } from './accounts.repository';
 
 /** The account, or `accounts.account_not_found`. Every account-scoped operation starts here. */
 export async function requireAccount(
-  manager: EntityManager,
+  accounts: AccountsRepository,
   accountId: string,
+  manager?: EntityManager,
 ): Promise<AccountEntity> {
-  const account = await manager.findOneBy(AccountEntity, { id: accountId });
+  const account = await accounts.findById(accountId, manager);
   if (!account) throw AccountsException.notFound();
   return account;
 }
 
 /** Like requireAccount, for when only existence matters. */
 export async function assertAccountExists(
-  manager: EntityManager,
+  accounts: AccountsRepository,
   accountId: string,
+  manager?: EntityManager,
 ): Promise<void> {
-  if (!(await manager.existsBy(AccountEntity, { id: accountId }))) {
-    throw AccountsException.notFound();
-  }
+  if (!(await accounts.exists(accountId, manager))) throw AccountsException.notFound();
 }

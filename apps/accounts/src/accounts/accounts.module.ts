@@ -5,9 +5,10 @@ import { MembersModule } from '../members/members.module';
 import { UsersModule } from '../users/users.module';
 import { AccountsController } from './accounts.controller';
 import { AccountsService } from './accounts.service';
+import { AccountsRepositoryModule } from './accounts-repository.module';
 
 @Module({
-  imports: [UsersModule, MembersModule, ApiKeysModule],
+  imports: [AccountsRepositoryModule, UsersModule, MembersModule, ApiKeysModule],
   controllers: [AccountsController],
   providers: [AccountsService],
 })

@@ -14,28 +14,13 @@ import { ApiKeysService } from '../api-keys/api-keys.service';
 import { MembersService } from '../members/members.service';
 import { UsersService } from '../users/users.service';
 import {
-  AccountEntity,
   DEFAULT_MESSAGE_DATA_RETENTION_DAYS,
   DEFAULT_MESSAGE_METADATA_RETENTION_DAYS,
 } from './account.entity';
 import { toAccountRecord } from './account.mapper';
 import { requireAccount } from './account-lookup';
 import { AccountsException } from './accounts.exception';
-
-type AccountChanges = Partial<
-  Pick<
-    AccountEntity,
-    | 'name'
-    | 'website'
-    | 'about'
-    | 'trackOpens'
-    | 'trackClicks'
-    | 'rejectBadRecipients'
-    | 'rejectMistypedRecipients'
-    | 'messageMetadataRetention'
-    | 'messageDataRetention'
-  >
->;
+import { type AccountChanges, AccountsRepository } from './accounts.repository';
 
 /** Only the fields present in the body; absent ones stay as they are. */
 function toAccountChanges(body: UpdateAccountBody): AccountChanges {
@@ -64,6 +49,7 @@ function toAccountChanges(body: UpdateAccountBody): AccountChanges {
 export class AccountsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly accounts: AccountsRepository,
     private readonly users: UsersService,
     private readonly members: MembersService,
     private readonly apiKeys: ApiKeysService,
@@ -76,30 +62,29 @@ export class AccountsService {
   create(request: CreateAccountRequest): Promise<CreatedAccount> {
     return this.dataSource.transaction(async (manager) => {
       const parentAccountId = request.parent_account_id ?? null;
-      if (
-        parentAccountId !== null &&
-        !(await manager.existsBy(AccountEntity, { id: parentAccountId }))
-      ) {
+      if (parentAccountId !== null && !(await this.accounts.exists(parentAccountId, manager))) {
         throw AccountsException.parentNotFound();
       }
       const owner = request.owner_email
         ? await this.users.findOrCreateByEmail(manager, request.owner_email, request.owner_name)
         : await this.users.createWithoutEmail(manager, request.owner_name);
-      const account = manager.create(AccountEntity, {
-        id: randomUUID(),
-        parentAccountId,
-        name: request.name,
-        website: null,
-        about: '',
-        trackOpens: false,
-        trackClicks: false,
-        rejectBadRecipients: false,
-        rejectMistypedRecipients: false,
-        messageMetadataRetention: DEFAULT_MESSAGE_METADATA_RETENTION_DAYS,
-        messageDataRetention: DEFAULT_MESSAGE_DATA_RETENTION_DAYS,
-        ownerId: owner.id,
-      });
-      await manager.insert(AccountEntity, account);
+      const account = await this.accounts.insert(
+        {
+          id: randomUUID(),
+          parentAccountId,
+          name: request.name,
+          website: null,
+          about: '',
+          trackOpens: false,
+          trackClicks: false,
+          rejectBadRecipients: false,
+          rejectMistypedRecipients: false,
+          messageMetadataRetention: DEFAULT_MESSAGE_METADATA_RETENTION_DAYS,
+          messageDataRetention: DEFAULT_MESSAGE_DATA_RETENTION_DAYS,
+          ownerId: owner.id,
+        },
+        manager,
+      );
       await this.members.addInTransaction(manager, account.id, owner.id, 'Administrator');
       const apiKey = await this.apiKeys.createFullAccessInTransaction(manager, account.id);
       return { account: toAccountRecord(account), api_key: apiKey };
@@ -107,7 +92,7 @@ export class AccountsService {
   }
 
   async get(accountId: string): Promise<AccountRecord> {
-    return toAccountRecord(await requireAccount(this.dataSource.manager, accountId));
+    return toAccountRecord(await requireAccount(this.accounts, accountId));
   }
 
   /** Applies the provided fields and returns the account as it is after the update. */
@@ -115,10 +100,10 @@ export class AccountsService {
     return this.dataSource.transaction(async (manager) => {
       const changes = toAccountChanges(body);
       if (Object.keys(changes).length > 0) {
-        const result = await manager.update(AccountEntity, { id: accountId }, changes);
-        if (!result.affected) throw AccountsException.notFound();
+        const updated = await this.accounts.update(accountId, changes, manager);
+        if (!updated) throw AccountsException.notFound();
       }
-      return toAccountRecord(await requireAccount(manager, accountId));
+      return toAccountRecord(await requireAccount(this.accounts, accountId, manager));
     });
   }
 }

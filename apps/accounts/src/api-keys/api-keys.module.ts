@@ -1,14 +1,25 @@
 import { Module } from '@nestjs/common';
 
+import { AccountsRepositoryModule } from '../accounts/accounts-repository.module';
 import { ApiKeyEvents } from './api-key-events';
 import { ApiKeysController } from './api-keys.controller';
+import { ApiKeysRepository } from './api-keys.repository';
 import { ApiKeysService } from './api-keys.service';
 import { DomainEventsController } from './domain-events.controller';
+import { DomainScopesRepository } from './domain-scopes.repository';
 import { DomainScopesService } from './domain-scopes.service';
 
 @Module({
+  imports: [AccountsRepositoryModule],
   controllers: [ApiKeysController],
-  providers: [ApiKeysService, ApiKeyEvents, DomainScopesService, DomainEventsController],
+  providers: [
+    ApiKeysService,
+    ApiKeysRepository,
+    ApiKeyEvents,
+    DomainScopesService,
+    DomainScopesRepository,
+    DomainEventsController,
+  ],
   exports: [ApiKeysService],
 })
 export class ApiKeysModule {}

@@ -1,5 +1,3 @@
-import { randomUUID } from 'node:crypto';
-
 import {
   ALL_ACCESS_SCOPES,
   type ApiKeyRecord,
@@ -10,14 +8,14 @@ import {
   type VerifiedApiKey,
 } from '@envoi/contracts-accounts';
 import type { MessageResponse, Page, PageRequest } from '@envoi/contracts-core';
-import { keysetPage } from '@envoi/shared-database';
 import { isIpAllowed } from '@envoi/shared-net';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager, In } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 
 import { assertAccountExists } from '../accounts/account-lookup';
-import { ApiKeyEntity } from './api-key.entity';
+import { AccountsRepository } from '../accounts/accounts.repository';
+import type { ApiKeyEntity } from './api-key.entity';
 import { toApiKeyRecord, toCreatedApiKeyRecord } from './api-key.mapper';
 import { ApiKeyEvents } from './api-key-events';
 import {
@@ -29,51 +27,11 @@ import {
   sameScopeSet,
   scopeDomains,
 } from './api-key-rules';
-import { ApiKeyScopeEntity } from './api-key-scope.entity';
+import type { ApiKeyScopeEntity } from './api-key-scope.entity';
 import { generateApiKey } from './api-key-secret';
 import { ApiKeysException } from './api-keys.exception';
+import { ApiKeysRepository } from './api-keys.repository';
 import { DomainScopesService } from './domain-scopes.service';
-
-interface VerifiedRow {
-  key_id: string;
-  account_id: string;
-  parent_account_id: string | null;
-  scopes: string[];
-  ip_allow_list: string[];
-}
-
-/**
- * One indexed lookup by hash (unique index), joined to the account, scopes aggregated in
- * grant order: the whole verification costs a single round trip.
- */
-const VERIFY_SQL = `
-  SELECT k.id AS key_id,
-         k.account_id,
-         a.parent_account_id,
-         k.ip_allow_list,
-         ARRAY(
-           SELECT s.scope FROM accounts.api_key_scopes s
-           WHERE s.api_key_id = k.id
-           ORDER BY s.created_at, s.position
-         ) AS scopes
-  FROM accounts.api_keys k
-  JOIN accounts.accounts a ON a.id = k.account_id
-  WHERE k.secret_hash = $1`;
-
-/**
- * Applies a batch of last-use times in one statement. Several uses of one key collapse to the
- * latest; times ahead of the database clock are clamped to it; a row is written only when its
- * time moves forward.
- */
-const RECORD_USES_SQL = `
-  UPDATE accounts.api_keys AS k
-  SET last_used_at = GREATEST(COALESCE(k.last_used_at, '-infinity'), u.used_at)
-  FROM (
-    SELECT id, LEAST(max(used_at), now()) AS used_at
-    FROM unnest($1::uuid[], $2::timestamptz[]) AS t(id, used_at)
-    GROUP BY id
-  ) AS u
-  WHERE k.id = u.id AND (k.last_used_at IS NULL OR k.last_used_at < u.used_at)`;
 
 export const FULL_ACCESS_LABEL = 'Full access';
 
@@ -81,24 +39,16 @@ export const FULL_ACCESS_LABEL = 'Full access';
 export class ApiKeysService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly accounts: AccountsRepository,
+    private readonly keys: ApiKeysRepository,
     private readonly domainScopes: DomainScopesService,
     private readonly events: ApiKeyEvents,
   ) {}
 
   async list(accountId: string, page: PageRequest): Promise<Page<ApiKeyRecord>> {
-    const manager = this.dataSource.manager;
-    await assertAccountExists(manager, accountId);
-    const result = await keysetPage(
-      manager
-        .createQueryBuilder(ApiKeyEntity, 'apiKey')
-        .where('apiKey.accountId = :accountId', { accountId }),
-      'apiKey',
-      page,
-    );
-    const scopes = await this.scopesByKey(
-      manager,
-      result.data.map((key) => key.id),
-    );
+    await assertAccountExists(this.accounts, accountId);
+    const result = await this.keys.page(accountId, page);
+    const scopes = await this.keys.scopesByKey(result.data.map((key) => key.id));
     return {
       ...result,
       data: result.data.map((key) => toApiKeyRecord(key, scopes.get(key.id) ?? [])),
@@ -114,7 +64,7 @@ export class ApiKeysService {
     const ipAllowList = canonicalizeIpAllowList(body.ip_allow_list ?? []);
     if (scopeDomains(canonical).length > 0) {
       // An unknown account is not_found, not "domain not owned".
-      await assertAccountExists(this.dataSource.manager, accountId);
+      await assertAccountExists(this.accounts, accountId);
     }
     const scopes = await this.domainScopes.grant(accountId, canonical);
     return this.dataSource.transaction(async (manager) => {
@@ -139,26 +89,26 @@ export class ApiKeysService {
     scopes: readonly GrantedScope[],
     ipAllowList: string[],
   ): Promise<CreatedApiKeyRecord> {
-    await assertAccountExists(manager, accountId);
+    await assertAccountExists(this.accounts, accountId, manager);
     const generated = generateApiKey();
-    const key = manager.create(ApiKeyEntity, {
-      id: randomUUID(),
-      accountId,
-      label,
-      publicKey: generated.publicKey,
-      secretHash: generated.secretHash,
-      ipAllowList,
-      lastUsedAt: null,
-    });
-    await manager.insert(ApiKeyEntity, key);
-    const scopeEntities = await this.insertScopes(manager, key.id, scopes);
+    const key = await this.keys.insertKey(
+      {
+        accountId,
+        label,
+        publicKey: generated.publicKey,
+        secretHash: generated.secretHash,
+        ipAllowList,
+        lastUsedAt: null,
+      },
+      manager,
+    );
+    const scopeEntities = await this.keys.insertScopes(key.id, scopes, manager);
     return toCreatedApiKeyRecord(toApiKeyRecord(key, scopeEntities), generated.secretKey);
   }
 
   async get(accountId: string, keyId: string): Promise<ApiKeyRecord> {
-    const manager = this.dataSource.manager;
-    const key = await this.findKey(manager, accountId, keyId);
-    const scopes = await this.scopesByKey(manager, [key.id]);
+    const key = await this.findKey(accountId, keyId);
+    const scopes = await this.keys.scopesByKey([key.id]);
     return toApiKeyRecord(key, scopes.get(key.id) ?? []);
   }
 
@@ -173,8 +123,8 @@ export class ApiKeysService {
     const scopes = await this.grantRequestedScopes(accountId, keyId, changes.scopes ?? null);
     const record = await this.dataSource.transaction(async (manager) => {
       if (scopes !== null) await this.domainScopes.holdDomains(manager, scopes);
-      const key = await this.findKey(manager, accountId, keyId, true);
-      const currentScopes = (await this.scopesByKey(manager, [key.id])).get(key.id) ?? [];
+      const key = await this.lockKey(accountId, keyId, manager);
+      const currentScopes = (await this.keys.scopesByKey([key.id], manager)).get(key.id) ?? [];
 
       const label = changes.label ?? null;
       const requestedAllowList = changes.ip_allow_list ?? null;
@@ -205,19 +155,17 @@ export class ApiKeysService {
       if (scopes !== null && scopesChanged) {
         await this.replaceScopes(manager, key.id, currentScopes, scopes);
       }
-      await manager
-        .createQueryBuilder()
-        .update(ApiKeyEntity)
-        .set({
+      await this.keys.updateKey(
+        key.id,
+        {
           ...(labelChanged && label !== null ? { label } : {}),
           ...(allowListChanged && ipAllowList !== null ? { ipAllowList } : {}),
-          updatedAt: () => 'now()',
-        })
-        .where('id = :id', { id: key.id })
-        .execute();
+        },
+        manager,
+      );
 
-      const updated = await this.findKey(manager, accountId, keyId);
-      const updatedScopes = (await this.scopesByKey(manager, [key.id])).get(key.id) ?? [];
+      const updated = await this.findKey(accountId, keyId, manager);
+      const updatedScopes = (await this.keys.scopesByKey([key.id], manager)).get(key.id) ?? [];
       return toApiKeyRecord(updated, updatedScopes);
     });
     this.events.changed(keyId, accountId);
@@ -236,28 +184,20 @@ export class ApiKeysService {
     if (requested === null) return null;
     const canonical = canonicalizeScopes(requested);
     if (scopeDomains(canonical).length > 0) {
-      await this.findKey(this.dataSource.manager, accountId, keyId);
+      await this.findKey(accountId, keyId);
     }
     return this.domainScopes.grant(accountId, canonical);
   }
 
   async delete(accountId: string, keyId: string): Promise<MessageResponse> {
-    const result = await this.dataSource
-      .createQueryBuilder()
-      .delete()
-      .from(ApiKeyEntity)
-      .where('id = :keyId AND account_id = :accountId', { keyId, accountId })
-      .returning(['label'])
-      .execute();
-    const deleted = (result.raw as Array<{ label: string }>)[0];
-    if (!deleted) throw ApiKeysException.notFound();
+    const label = await this.keys.deleteKey(accountId, keyId);
+    if (label === undefined) throw ApiKeysException.notFound();
     this.events.changed(keyId, accountId);
-    return { message: `api key ${keyId} (${deleted.label}) deleted successfully` };
+    return { message: `api key ${keyId} (${label}) deleted successfully` };
   }
 
   async verify(secretHash: string): Promise<VerifiedApiKey> {
-    const rows: VerifiedRow[] = await this.dataSource.query(VERIFY_SQL, [secretHash]);
-    const row = rows[0];
+    const row = await this.keys.findVerified(secretHash);
     if (!row) throw ApiKeysException.invalidApiKey();
     return {
       key_id: row.key_id,
@@ -279,60 +219,27 @@ export class ApiKeysService {
       times.push(new Date(time).toISOString());
     }
     if (ids.length === 0) return;
-    await this.dataSource.query(RECORD_USES_SQL, [ids, times]);
+    await this.keys.recordUses(ids, times);
   }
 
   private async findKey(
-    manager: EntityManager,
     accountId: string,
     keyId: string,
-    forUpdate = false,
+    manager?: EntityManager,
   ): Promise<ApiKeyEntity> {
-    const key = await manager.findOne(ApiKeyEntity, {
-      where: { id: keyId, accountId },
-      ...(forUpdate ? { lock: { mode: 'pessimistic_write' as const } } : {}),
-    });
+    const key = await this.keys.findKey(accountId, keyId, manager);
     if (!key) throw ApiKeysException.notFound();
     return key;
   }
 
-  /** Scopes per key, in grant order: earlier grants first, then request order within a grant. */
-  private async scopesByKey(
+  private async lockKey(
+    accountId: string,
+    keyId: string,
     manager: EntityManager,
-    keyIds: readonly string[],
-  ): Promise<Map<string, ApiKeyScopeEntity[]>> {
-    const byKey = new Map<string, ApiKeyScopeEntity[]>();
-    if (keyIds.length === 0) return byKey;
-    const scopes = await manager.find(ApiKeyScopeEntity, {
-      where: { apiKeyId: In([...keyIds]) },
-      order: { createdAt: 'ASC', position: 'ASC' },
-    });
-    for (const scope of scopes) {
-      const list = byKey.get(scope.apiKeyId) ?? [];
-      list.push(scope);
-      byKey.set(scope.apiKeyId, list);
-    }
-    return byKey;
-  }
-
-  private async insertScopes(
-    manager: EntityManager,
-    apiKeyId: string,
-    scopes: readonly GrantedScope[],
-  ): Promise<ApiKeyScopeEntity[]> {
-    if (scopes.length === 0) return [];
-    const entities = scopes.map((scope, position) =>
-      manager.create(ApiKeyScopeEntity, {
-        id: randomUUID(),
-        apiKeyId,
-        scope: scope.scope,
-        position,
-        domain: scope.domain,
-        domainId: scope.domainId,
-      }),
-    );
-    await manager.insert(ApiKeyScopeEntity, entities);
-    return entities;
+  ): Promise<ApiKeyEntity> {
+    const key = await this.keys.lockKey(accountId, keyId, manager);
+    if (!key) throw ApiKeysException.notFound();
+    return key;
   }
 
   /**
@@ -348,19 +255,22 @@ export class ApiKeysService {
     const wanted = new Map(next.map((scope) => [scope.scope, scope]));
     const removed = current.filter((scope) => !wanted.has(scope.scope));
     if (removed.length > 0) {
-      await manager.delete(ApiKeyScopeEntity, { id: In(removed.map((scope) => scope.id)) });
+      await this.keys.deleteScopes(
+        removed.map((scope) => scope.id),
+        manager,
+      );
     }
     for (const scope of current) {
       const domainId = wanted.get(scope.scope)?.domainId;
       if (domainId && domainId !== scope.domainId) {
-        await manager.update(ApiKeyScopeEntity, { id: scope.id }, { domainId });
+        await this.keys.setScopeDomainId(scope.id, domainId, manager);
       }
     }
     const held = new Set(current.map((scope) => scope.scope));
-    await this.insertScopes(
-      manager,
+    await this.keys.insertScopes(
       apiKeyId,
       next.filter((scope) => !held.has(scope.scope)),
+      manager,
     );
   }
 }

@@ -8,6 +8,7 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import { AccountsConfig } from '../accounts.config';
 import { ApiKeyEvents } from './api-key-events';
 import { canonicalizeScopes } from './api-key-rules';
+import { DomainScopesRepository } from './domain-scopes.repository';
 import { DomainScopesService } from './domain-scopes.service';
 
 const ACCOUNT_ID = '6a0b9a38-0000-4000-8000-0000000000aa';
@@ -24,6 +25,7 @@ describe('DomainScopesService.grant', () => {
       providers: [
         DomainScopesService,
         { provide: getDataSourceToken(), useValue: {} },
+        { provide: DomainScopesRepository, useValue: {} },
         { provide: RpcClient, useValue: { request } },
         { provide: AccountsConfig, useValue: config },
         { provide: ApiKeyEvents, useValue: { changed: jest.fn() } },

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 
+import { UsersRepository } from './users.repository';
 import { UsersService } from './users.service';
 
-@Module({ providers: [UsersService], exports: [UsersService] })
+@Module({ providers: [UsersService, UsersRepository], exports: [UsersService] })
 export class UsersModule {}

@@ -16,11 +16,12 @@ import {
   type RecordChecks,
   type RecordKey,
 } from '../domains/dns-records';
-import { DomainEntity } from '../domains/domain.entity';
+import type { DomainEntity } from '../domains/domain.entity';
 import { effectiveSelector, recordsOf } from '../domains/domain.mapper';
 import { DomainEvents } from '../domains/domain-events';
 import { DNS_ENDPOINTS } from '../domains/domains.constants';
 import { DomainsException } from '../domains/domains.exception';
+import { DomainsRepository } from '../domains/domains.repository';
 
 export type CheckTrigger = 'manual' | 'periodic';
 
@@ -64,6 +65,7 @@ export class DnsCheckService {
     @Inject(DNS_ENDPOINTS) private readonly endpoints: DnsEndpoints,
     private readonly events: DomainEvents,
     private readonly outbox: OutboxRelayService,
+    private readonly domains: DomainsRepository,
   ) {}
 
   /** When the next periodic check of a domain checked at `now` is due. */
@@ -91,11 +93,7 @@ export class DnsCheckService {
     }
     if (checked.every(({ outcome }) => outcome.status === 'transient')) {
       if (trigger === 'manual') throw DomainsException.dnsCheckUnavailable();
-      await this.dataSource.manager.update(
-        DomainEntity,
-        { id: domain.id },
-        { nextCheckAt: this.nextCheckAt(new Date()), updatedAt: () => 'updated_at' },
-      );
+      await this.domains.reschedule(domain.id, this.nextCheckAt(new Date()));
       return null;
     }
     return this.save(domain.id, checked);
@@ -132,10 +130,7 @@ export class DnsCheckService {
     let becameInvalid = false;
     let authorizationChanged = false;
     const saved = await this.dataSource.transaction(async (manager) => {
-      const domain = await manager.findOne(DomainEntity, {
-        where: { id: domainId },
-        lock: { mode: 'pessimistic_write' },
-      });
+      const domain = await this.domains.lockById(domainId, manager);
       if (!domain) return null;
       const records = recordsOf(domain, this.endpoints);
       const before = this.fingerprint(domain, records);
@@ -155,23 +150,7 @@ export class DnsCheckService {
       authorizationChanged = this.fingerprint(domain, records) !== before;
       if (authorizationChanged) domain.version += 1;
 
-      await manager.update(
-        DomainEntity,
-        { id: domain.id },
-        {
-          dnsChecks: domain.dnsChecks,
-          dnsValid: domain.dnsValid,
-          lastDnsCheckAt: domain.lastDnsCheckAt,
-          nextCheckAt: domain.nextCheckAt,
-          trackingLocked: domain.trackingLocked,
-          returnPathLocked: domain.returnPathLocked,
-          subscriptionLocked: domain.subscriptionLocked,
-          mediaLocked: domain.mediaLocked,
-          dkimSelectorLocked: domain.dkimSelectorLocked,
-          version: domain.version,
-          updatedAt: authorizationChanged ? () => 'now()' : () => 'updated_at',
-        },
-      );
+      await this.domains.updateCheck(domain, authorizationChanged, manager);
 
       if (wasValid && !domain.dnsValid) {
         becameInvalid = true;
@@ -189,7 +168,7 @@ export class DnsCheckService {
           },
         });
       }
-      return manager.findOneBy(DomainEntity, { id: domain.id });
+      return this.domains.findById(domain.id, manager);
     });
     if (becameInvalid) this.outbox.notify();
     if (saved && authorizationChanged) this.events.changed(saved, 'dns_validity');

@@ -4,36 +4,13 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, In } from 'typeorm';
 
 import { DomainsConfig } from '../domains.config';
-import { DomainEntity } from '../domains/domain.entity';
+import { DomainsRepository } from '../domains/domains.repository';
 import { DnsCheckService } from './dns-check.service';
 
 /** Claimed batches one poll works through at most before it waits for the next poll. */
 const MAX_BATCHES_PER_POLL = 10;
-
-/**
- * Claims up to `limit` domains whose periodic check is due, oldest first, by moving their due
- * time past a lease: other replicas skip rows locked by the claim (SKIP LOCKED) and see them as
- * not due once it commits. The check sets the next due time; if this replica dies first, the
- * lease expires and another one checks the domain.
- */
-const CLAIM_DUE_SQL = `
-  WITH claimed AS (
-    UPDATE domains.domains AS d
-    SET next_check_at = now() + make_interval(secs => $2::double precision / 1000)
-    WHERE d.id IN (
-      SELECT id FROM domains.domains
-      WHERE next_check_at <= now()
-      ORDER BY next_check_at
-      LIMIT $1
-      FOR UPDATE SKIP LOCKED
-    )
-    RETURNING d.id
-  )
-  SELECT id FROM claimed`;
 
 /** Runs `task` over `items`, at most `limit` at a time. */
 export async function forEachLimited<T>(
@@ -60,7 +37,7 @@ export class DnsMonitorService implements OnApplicationBootstrap, OnModuleDestro
   private stopped = true;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly domains: DomainsRepository,
     private readonly config: DomainsConfig,
     private readonly checks: DnsCheckService,
   ) {}
@@ -82,7 +59,7 @@ export class DnsMonitorService implements OnApplicationBootstrap, OnModuleDestro
     for (let batch = 0; batch < MAX_BATCHES_PER_POLL && !this.stopped; batch++) {
       const ids = await this.claimDue();
       if (ids.length === 0) break;
-      const domains = await this.dataSource.manager.findBy(DomainEntity, { id: In(ids) });
+      const domains = await this.domains.findByIds(ids);
       await forEachLimited(domains, this.config.DNS_RECHECK_CONCURRENCY, async (domain) => {
         try {
           await this.checks.check(domain, 'periodic');
@@ -97,11 +74,7 @@ export class DnsMonitorService implements OnApplicationBootstrap, OnModuleDestro
   }
 
   private async claimDue(): Promise<string[]> {
-    const rows = await this.dataSource.query<Array<{ id: string }>>(CLAIM_DUE_SQL, [
-      this.config.DNS_RECHECK_BATCH,
-      this.leaseMs(),
-    ]);
-    return rows.map((row) => row.id);
+    return this.domains.claimDue(this.config.DNS_RECHECK_BATCH, this.leaseMs());
   }
 
   /** Long enough for a check whose every lookup times out, twice (the confirmation). */

@@ -11,6 +11,7 @@ import type { DnsEndpoints } from './dns-records';
 import { DomainEvents } from './domain-events';
 import { DNS_ENDPOINTS } from './domains.constants';
 import { DomainsController } from './domains.controller';
+import { DomainsRepository } from './domains.repository';
 import { DomainsService } from './domains.service';
 
 @Module({
@@ -47,6 +48,7 @@ import { DomainsService } from './domains.service';
     },
     DomainEvents,
     DomainsService,
+    DomainsRepository,
     DnsCheckService,
     DnsMonitorService,
   ],

@@ -12,11 +12,11 @@ import {
   type SenderAuthorization,
   type UpdateDomainBody,
 } from '@envoi/contracts-domains';
-import { isUniqueViolation, keysetPage } from '@envoi/shared-database';
+import { isUniqueViolation } from '@envoi/shared-database';
 import { enqueueEvent, OutboxRelayService } from '@envoi/shared-outbox';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager, In } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 
 import { DkimKeyCipher } from '../dkim/dkim-key-cipher';
 import {
@@ -34,7 +34,7 @@ import {
   isPropagated,
   type RecordKey,
 } from './dns-records';
-import { DomainEntity } from './domain.entity';
+import type { DomainEntity } from './domain.entity';
 import { effectiveSelector, recordsOf, toDomainRecord } from './domain.mapper';
 import { DomainEvents } from './domain-events';
 import {
@@ -46,6 +46,7 @@ import {
 } from './domain-names';
 import { DNS_ENDPOINTS } from './domains.constants';
 import { DomainsException } from './domains.exception';
+import { DomainsRepository } from './domains.repository';
 
 const SUBDOMAIN_COLUMNS = {
   tracking_subdomain: {
@@ -102,6 +103,7 @@ export class DomainsService {
     private readonly checks: DnsCheckService,
     private readonly events: DomainEvents,
     private readonly outbox: OutboxRelayService,
+    private readonly domains: DomainsRepository,
   ) {}
 
   async list(
@@ -109,19 +111,13 @@ export class DomainsService {
     dnsValid: boolean | null | undefined,
     page: PageRequest,
   ): Promise<Page<DomainRecord>> {
-    const query = this.dataSource.manager
-      .createQueryBuilder(DomainEntity, 'domain')
-      .where('domain.accountId = :accountId', { accountId });
-    if (dnsValid !== undefined && dnsValid !== null) {
-      query.andWhere('domain.dnsValid = :dnsValid', { dnsValid });
-    }
-    const result = await keysetPage(query, 'domain', page);
+    const result = await this.domains.page(accountId, dnsValid ?? undefined, page);
     return { ...result, data: result.data.map((domain) => this.toRecord(domain)) };
   }
 
   async create(accountId: string, body: CreateDomainBody): Promise<DomainRecord> {
     const name = requireDomainName(body.domain);
-    const domain = this.dataSource.manager.create(DomainEntity, {
+    const domain = this.domains.create({
       id: randomUUID(),
       accountId,
       name,
@@ -153,27 +149,25 @@ export class DomainsService {
     });
     assertDistinctSubdomains(domain);
     // Cheap early answer for the common duplicate; the unique index settles races.
-    if (await this.dataSource.manager.existsBy(DomainEntity, { accountId, name })) {
+    if (await this.domains.existsByName(accountId, name)) {
       throw DomainsException.alreadyExists();
     }
     const keys = await this.dkimKeys(body.dkim_private_key);
     domain.dkimPublicKey = keys.publicKey;
     domain.dkimPrivateKeySealed = this.cipher.seal(keys.privateKeyPem, domain.id);
     try {
-      await this.dataSource.manager.insert(DomainEntity, domain);
+      await this.domains.insert(domain);
     } catch (error) {
       if (isUniqueViolation(error, 'domains_account_id_name_key')) {
         throw DomainsException.alreadyExists();
       }
       throw error;
     }
-    return this.toRecord(await this.find(this.dataSource.manager, accountId, name));
+    return this.toRecord(await this.find(accountId, name));
   }
 
   async get(accountId: string, rawName: string): Promise<DomainRecord> {
-    return this.toRecord(
-      await this.find(this.dataSource.manager, accountId, requireDomainName(rawName)),
-    );
+    return this.toRecord(await this.find(accountId, requireDomainName(rawName)));
   }
 
   /** Omitted or null fields stay unchanged; a locked subdomain or selector cannot change. */
@@ -185,7 +179,7 @@ export class DomainsService {
     const name = requireDomainName(rawName);
     let changedAuthorization = false;
     const updated = await this.dataSource.transaction(async (manager) => {
-      const domain = await this.find(manager, accountId, name, true);
+      const domain = await this.lock(accountId, name, manager);
       const before = this.authorizationFingerprint(domain);
       let changed = false;
       for (const field of SUBDOMAIN_FIELDS) {
@@ -225,21 +219,8 @@ export class DomainsService {
       assertDistinctSubdomains(domain);
       changedAuthorization = this.authorizationFingerprint(domain) !== before;
       if (changedAuthorization) domain.version += 1;
-      await manager.update(
-        DomainEntity,
-        { id: domain.id },
-        {
-          trackingSubdomain: domain.trackingSubdomain,
-          returnPathSubdomain: domain.returnPathSubdomain,
-          subscriptionSubdomain: domain.subscriptionSubdomain,
-          mediaSubdomain: domain.mediaSubdomain,
-          dkimSelector: domain.dkimSelector,
-          dkimRotationIntervalDays: domain.dkimRotationIntervalDays,
-          version: domain.version,
-          updatedAt: () => 'now()',
-        },
-      );
-      return this.find(manager, accountId, name);
+      await this.domains.updateSettings(domain, manager);
+      return this.find(accountId, name, manager);
     });
     if (changedAuthorization) this.events.changed(updated, 'updated');
     return this.toRecord(updated);
@@ -250,8 +231,8 @@ export class DomainsService {
     const name = requireDomainName(rawName);
     const deletedAt = new Date();
     const domain = await this.dataSource.transaction(async (manager) => {
-      const found = await this.find(manager, accountId, name, true);
-      await manager.delete(DomainEntity, { id: found.id });
+      const found = await this.lock(accountId, name, manager);
+      await this.domains.delete(found.id, manager);
       await enqueueEvent(manager, DomainsStreamSubjects.deleted, {
         id: randomUUID(),
         type: 'domain.deleted',
@@ -275,7 +256,7 @@ export class DomainsService {
   /** Checks the DNS now, unless the last check is recent enough to answer. */
   async checkDns(accountId: string, rawName: string): Promise<DomainRecord> {
     const name = requireDomainName(rawName);
-    const domain = await this.find(this.dataSource.manager, accountId, name);
+    const domain = await this.find(accountId, name);
     const last = domain.lastDnsCheckAt?.getTime();
     if (last !== undefined && Date.now() - last < this.config.DNS_CHECK_CACHE_MS) {
       return this.toRecord(domain);
@@ -317,13 +298,7 @@ export class DomainsService {
   async resolve(accountId: string, rawNames: readonly string[]): Promise<ResolvedDomains> {
     const names = [...new Set(rawNames.map(normalizeDomainName))];
     const valid = names.filter(isHostname);
-    const rows =
-      valid.length === 0
-        ? []
-        : await this.dataSource.manager.find(DomainEntity, {
-            select: { id: true, name: true },
-            where: { accountId, name: In(valid) },
-          });
+    const rows = await this.domains.idsByName(accountId, valid);
     const ids = new Map(rows.map((row) => [row.name, row.id]));
     const found: ResolvedDomains['found'] = [];
     const missing: string[] = [];
@@ -339,7 +314,7 @@ export class DomainsService {
   private async findSender(accountId: string, rawName: string): Promise<DomainEntity> {
     const name = normalizeDomainName(rawName);
     if (!isHostname(name)) throw DomainsException.notFound();
-    return this.find(this.dataSource.manager, accountId, name);
+    return this.find(accountId, name);
   }
 
   private toRecord(domain: DomainEntity): DomainRecord {
@@ -368,15 +343,21 @@ export class DomainsService {
   }
 
   private async find(
-    manager: EntityManager,
     accountId: string,
     name: string,
-    forUpdate = false,
+    manager?: EntityManager,
   ): Promise<DomainEntity> {
-    const domain = await manager.findOne(DomainEntity, {
-      where: { accountId, name },
-      ...(forUpdate ? { lock: { mode: 'pessimistic_write' as const } } : {}),
-    });
+    const domain = await this.domains.findByName(accountId, name, manager);
+    if (!domain) throw DomainsException.notFound();
+    return domain;
+  }
+
+  private async lock(
+    accountId: string,
+    name: string,
+    manager: EntityManager,
+  ): Promise<DomainEntity> {
+    const domain = await this.domains.lockByName(accountId, name, manager);
     if (!domain) throw DomainsException.notFound();
     return domain;
   }

@@ -2,88 +2,13 @@ import { randomUUID } from 'node:crypto';
 
 import { Injectable } from '@nestjs/common';
 
-import { GatewayDatabase } from '../database/gateway-database';
-import type { ExistingRecord, RequestFingerprint } from './idempotency-policy';
-import type { IdempotencyState } from './idempotency-record.entity';
-
-/** Identifies one execution's ownership of an account's key. */
-export interface IdempotencyClaim {
-  accountId: string;
-  key: string;
-  token: string;
-}
-
-export interface StoredRecord extends ExistingRecord {
-  statusCode: number | null;
-  contentType: string | null;
-  responseBody: Buffer | null;
-  encrypted: boolean;
-}
-
-export type ClaimResult =
-  { kind: 'claimed'; claim: IdempotencyClaim } | { kind: 'existing'; record: StoredRecord };
-
-export interface StoredOutcome {
-  statusCode: number;
-  contentType: string | null;
-  body: Buffer;
-  encrypted: boolean;
-  ttlMs: number;
-}
-
-interface RecordRow {
-  method: string;
-  path: string;
-  body_sha256: string;
-  state: IdempotencyState;
-  seconds_left: number;
-  status_code: number | null;
-  content_type: string | null;
-  response_body: Buffer | null;
-  encrypted: boolean;
-}
-
-const TABLE = '"gateway"."idempotency_records"';
-
-/**
- * Takes the key unless a live record holds it. One statement, so two concurrent claims of one key
- * can never both win: the loser blocks on the row lock, then sees the winner's live record. An
- * expired record (finished replay lifetime or abandoned lease) is taken over in place.
- */
-const CLAIM_SQL = `
-  INSERT INTO ${TABLE} AS r
-    (account_id, idempotency_key, method, path, body_sha256, state, claim_token, expires_at)
-  VALUES ($1, $2, $3, $4, $5, 'executing', $6, clock_timestamp() + $7 * interval '1 millisecond')
-  ON CONFLICT (account_id, idempotency_key) DO UPDATE SET
-    method = EXCLUDED.method, path = EXCLUDED.path, body_sha256 = EXCLUDED.body_sha256,
-    state = 'executing', claim_token = EXCLUDED.claim_token, status_code = NULL,
-    content_type = NULL, response_body = NULL, encrypted = false, created_at = now(),
-    expires_at = EXCLUDED.expires_at
-  WHERE r.expires_at <= clock_timestamp()
-  RETURNING claim_token`;
-
-const READ_LIVE_SQL = `
-  SELECT method, path, body_sha256, state, status_code, content_type, response_body, encrypted,
-         ceil(extract(epoch FROM expires_at - clock_timestamp()))::int AS seconds_left
-  FROM ${TABLE}
-  WHERE account_id = $1 AND idempotency_key = $2 AND expires_at > clock_timestamp()`;
-
-const COMPLETE_SQL = `
-  UPDATE ${TABLE} SET state = 'completed', status_code = $4, content_type = $5,
-    response_body = $6, encrypted = $7, expires_at = clock_timestamp() + $8 * interval '1 millisecond'
-  WHERE account_id = $1 AND idempotency_key = $2 AND claim_token = $3`;
-
-const HOLD_SQL = `
-  UPDATE ${TABLE} SET state = 'held'
-  WHERE account_id = $1 AND idempotency_key = $2 AND claim_token = $3`;
-
-const RELEASE_SQL = `
-  DELETE FROM ${TABLE} WHERE account_id = $1 AND idempotency_key = $2 AND claim_token = $3`;
-
-const PURGE_SQL = `
-  DELETE FROM ${TABLE} WHERE ctid IN (
-    SELECT ctid FROM ${TABLE} WHERE expires_at <= clock_timestamp()
-    LIMIT $1 FOR UPDATE SKIP LOCKED)`;
+import {
+  type ClaimResult,
+  type IdempotencyClaim,
+  IdempotencyRepository,
+  type StoredOutcome,
+} from './idempotency.repository';
+import type { RequestFingerprint } from './idempotency-policy';
 
 /** A claim that keeps losing to a record that vanishes under it is given up after this. */
 const MAX_CLAIM_ATTEMPTS = 3;
@@ -91,7 +16,7 @@ const MAX_CLAIM_ATTEMPTS = 3;
 /** Idempotency records in PostgreSQL, shared by every gateway replica. */
 @Injectable()
 export class IdempotencyStore {
-  constructor(private readonly database: GatewayDatabase) {}
+  constructor(private readonly records: IdempotencyRepository) {}
 
   async claim(
     accountId: string,
@@ -101,21 +26,12 @@ export class IdempotencyStore {
   ): Promise<ClaimResult> {
     // Read first: a replay or an in-progress answer then costs one SELECT instead of a write
     // (the claim's ON CONFLICT locks the live row even when it leaves it unchanged).
-    const existing = await this.readLive(accountId, key);
+    const existing = await this.records.findLive(accountId, key);
     if (existing) return { kind: 'existing', record: existing };
     for (let attempt = 1; ; attempt += 1) {
-      const token = randomUUID();
-      const claimed = await this.database.query(CLAIM_SQL, [
-        accountId,
-        key,
-        fingerprint.method,
-        fingerprint.path,
-        fingerprint.bodySha256,
-        token,
-        leaseMs,
-      ]);
-      if (claimed.rowCount === 1) return { kind: 'claimed', claim: { accountId, key, token } };
-      const live = await this.readLive(accountId, key);
+      const claim = { accountId, key, token: randomUUID() };
+      if (await this.records.claim(claim, fingerprint, leaseMs)) return { kind: 'claimed', claim };
+      const live = await this.records.findLive(accountId, key);
       if (live) return { kind: 'existing', record: live };
       // The live record expired or was released between the two statements: claim again.
       if (attempt >= MAX_CLAIM_ATTEMPTS) {
@@ -124,54 +40,23 @@ export class IdempotencyStore {
     }
   }
 
-  private async readLive(accountId: string, key: string): Promise<StoredRecord | undefined> {
-    const live = await this.database.query<RecordRow>(READ_LIVE_SQL, [accountId, key]);
-    const row = live.rows[0];
-    return row ? toStoredRecord(row) : undefined;
-  }
-
   /** Stores the outcome; false when the claim was lost (lease expired and taken over). */
-  async complete(claim: IdempotencyClaim, outcome: StoredOutcome): Promise<boolean> {
-    const result = await this.database.query(COMPLETE_SQL, [
-      claim.accountId,
-      claim.key,
-      claim.token,
-      outcome.statusCode,
-      outcome.contentType,
-      outcome.body,
-      outcome.encrypted,
-      outcome.ttlMs,
-    ]);
-    return result.rowCount === 1;
+  complete(claim: IdempotencyClaim, outcome: StoredOutcome): Promise<boolean> {
+    return this.records.complete(claim, outcome);
   }
 
   /** Keeps the key in progress until its lease ends, storing nothing. */
-  async hold(claim: IdempotencyClaim): Promise<void> {
-    await this.database.query(HOLD_SQL, [claim.accountId, claim.key, claim.token]);
+  hold(claim: IdempotencyClaim): Promise<void> {
+    return this.records.hold(claim);
   }
 
   /** Frees the key at once so a retry executes again. */
-  async release(claim: IdempotencyClaim): Promise<void> {
-    await this.database.query(RELEASE_SQL, [claim.accountId, claim.key, claim.token]);
+  release(claim: IdempotencyClaim): Promise<void> {
+    return this.records.release(claim);
   }
 
   /** Deletes up to `limit` expired records; returns how many. */
-  async purgeExpired(limit: number): Promise<number> {
-    const result = await this.database.query(PURGE_SQL, [limit]);
-    return result.rowCount ?? 0;
+  purgeExpired(limit: number): Promise<number> {
+    return this.records.deleteExpired(limit);
   }
-}
-
-function toStoredRecord(row: RecordRow): StoredRecord {
-  return {
-    method: row.method,
-    path: row.path,
-    bodySha256: row.body_sha256,
-    state: row.state,
-    secondsLeft: row.seconds_left,
-    statusCode: row.status_code,
-    contentType: row.content_type,
-    responseBody: row.response_body,
-    encrypted: row.encrypted,
-  };
 }

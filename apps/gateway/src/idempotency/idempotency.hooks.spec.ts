@@ -9,14 +9,14 @@ import { ApiError } from '../errors/api-error';
 import { GatewayConfig } from '../gateway.config';
 import type { EdgeRouteConfig } from '../http/edge-route';
 import { IdempotencyHooks } from './idempotency.hooks';
-import { IDEMPOTENCY_MESSAGES, requestFingerprint } from './idempotency-policy';
 import type {
   ClaimResult,
   IdempotencyClaim,
-  IdempotencyStore,
   StoredOutcome,
   StoredRecord,
-} from './idempotency-store';
+} from './idempotency.repository';
+import { IDEMPOTENCY_MESSAGES, requestFingerprint } from './idempotency-policy';
+import type { IdempotencyStore } from './idempotency-store';
 import { ResponseCipher } from './response-cipher';
 
 const ACCOUNT_ID = '3f0b7f7e-8a43-4c3e-9d2a-1b2c3d4e5f60';

@@ -7,6 +7,7 @@ import { UNAVAILABLE_MESSAGE, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../errors/
 import { GatewayConfig } from '../gateway.config';
 import { edgeRouteConfig, type IdempotencyMode } from '../http/edge-route';
 import { LOGGER } from '../logger.provider';
+import type { IdempotencyClaim, StoredRecord } from './idempotency.repository';
 import {
   IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENCY_MESSAGES,
@@ -16,7 +17,7 @@ import {
   REPLAYED_HEADER,
   requestFingerprint,
 } from './idempotency-policy';
-import { type IdempotencyClaim, IdempotencyStore, type StoredRecord } from './idempotency-store';
+import { IdempotencyStore } from './idempotency-store';
 import { ResponseCipher } from './response-cipher';
 
 /** The claimed key of a request being executed. */

@@ -1,17 +1,11 @@
 import { CodedError } from '@envoi/contracts-core';
 import { SuppressionsErrorCode } from '@envoi/contracts-suppressions';
 import { UnprocessableMessageError } from '@envoi/shared-nats';
-import { Inbox } from '@envoi/shared-outbox';
 import { Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 
-import { SUPPRESSIONS_SCHEMA } from '../database/data-source-options';
 import type { AutomaticSuppression, SuppressionDecision } from './delivery-outcome';
+import { ProcessedEventsRepository } from './processed-events.repository';
 import { SuppressionsService } from './suppressions.service';
-
-/** The service's inbox: the delivery events handled (purged after PROCESSED_EVENTS_RETENTION_MS). */
-export const SUPPRESSIONS_INBOX = new Inbox(SUPPRESSIONS_SCHEMA);
 
 /** What handling a delivery event did. */
 export type AutomaticOutcome = 'ignored' | 'duplicate' | 'suppressed' | 'already_suppressed';
@@ -28,7 +22,7 @@ export class AutomaticSuppressionsService {
   private readonly logger = new Logger(AutomaticSuppressionsService.name);
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly processedEvents: ProcessedEventsRepository,
     private readonly suppressions: SuppressionsService,
   ) {}
 
@@ -41,12 +35,12 @@ export class AutomaticSuppressionsService {
       );
     }
     if (suppressions.length === 0) return 'ignored';
-    if (await SUPPRESSIONS_INBOX.seen(this.dataSource, eventId)) return 'duplicate';
+    if (await this.processedEvents.seen(eventId)) return 'duplicate';
     let anyCreated = false;
     for (const suppression of suppressions) {
       if (await this.suppress(eventId, suppression)) anyCreated = true;
     }
-    await SUPPRESSIONS_INBOX.claim(this.dataSource, [{ eventId }]);
+    await this.processedEvents.record(eventId);
     return anyCreated ? 'suppressed' : 'already_suppressed';
   }
 

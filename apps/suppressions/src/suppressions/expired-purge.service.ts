@@ -5,32 +5,13 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 
 import { SuppressionsConfig } from '../suppressions.config';
-import { SUPPRESSIONS_INBOX } from './automatic-suppressions.service';
+import { ProcessedEventsRepository } from './processed-events.repository';
+import { SuppressionsRepository } from './suppressions.repository';
 
 /** Batches one run deletes at most before it waits for the next interval. */
 export const MAX_PURGE_BATCHES_PER_RUN = 10;
-
-/**
- * Deletes up to $1 expired suppressions, oldest expiry first. Replicas purging at the same time
- * skip each other's rows (SKIP LOCKED) instead of waiting for them.
- */
-const PURGE_SQL = `
-  WITH purged AS (
-    DELETE FROM suppressions.suppressions
-    WHERE id IN (
-      SELECT id FROM suppressions.suppressions
-      WHERE expires_at <= now()
-      ORDER BY expires_at
-      LIMIT $1
-      FOR UPDATE SKIP LOCKED
-    )
-    RETURNING 1
-  )
-  SELECT count(*)::int AS purged FROM purged`;
 
 /**
  * Expired suppressions are no suppressions (every read filters them out); this deletes them
@@ -43,7 +24,8 @@ export class ExpiredPurgeService implements OnApplicationBootstrap, OnModuleDest
   private readonly periodic: PeriodicRun;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly suppressions: SuppressionsRepository,
+    private readonly processedEvents: ProcessedEventsRepository,
     private readonly config: SuppressionsConfig,
   ) {
     this.periodic = new PeriodicRun(
@@ -70,19 +52,15 @@ export class ExpiredPurgeService implements OnApplicationBootstrap, OnModuleDest
 
   /** Deletes expired suppressions in at most MAX_PURGE_BATCHES_PER_RUN batches; returns how many. */
   purgeExpired(): Promise<number> {
-    return this.purgeWith(async () => {
-      const rows = await this.dataSource.query<Array<{ purged: number }>>(PURGE_SQL, [
-        this.config.SUPPRESSION_PURGE_BATCH,
-      ]);
-      return rows[0]?.purged ?? 0;
-    });
+    return this.purgeWith(() =>
+      this.suppressions.purgeExpired(this.config.SUPPRESSION_PURGE_BATCH),
+    );
   }
 
   /** Deletes records of delivery events older than PROCESSED_EVENTS_RETENTION_MS, bounded alike. */
   purgeProcessedEvents(): Promise<number> {
     return this.purgeWith(() =>
-      SUPPRESSIONS_INBOX.purgeOlderThan(
-        this.dataSource,
+      this.processedEvents.purgeOlderThan(
         this.config.PROCESSED_EVENTS_RETENTION_MS,
         this.config.SUPPRESSION_PURGE_BATCH,
       ),

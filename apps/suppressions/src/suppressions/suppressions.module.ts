@@ -4,13 +4,17 @@ import { AccountDomains } from './account-domains.service';
 import { AutomaticSuppressionsService } from './automatic-suppressions.service';
 import { DeliveryEventsController } from './delivery-events.controller';
 import { ExpiredPurgeService } from './expired-purge.service';
+import { ProcessedEventsRepository } from './processed-events.repository';
 import { SuppressionsController } from './suppressions.controller';
+import { SuppressionsRepository } from './suppressions.repository';
 import { SuppressionsService } from './suppressions.service';
 
 @Module({
   controllers: [SuppressionsController],
   providers: [
     SuppressionsService,
+    SuppressionsRepository,
+    ProcessedEventsRepository,
     AccountDomains,
     ExpiredPurgeService,
     AutomaticSuppressionsService,
