@@ -49,7 +49,7 @@ export async function listDeadLetters(connection: NatsConnection, args: string[]
     for (const letter of dead_letters) {
       console.log(
         `  ${letter.id}  ${letter.failed_at}  ${letter.durable}  ${letter.subject}  ` +
-          `deliveries=${letter.deliveries}  error: ${letter.error}`,
+          `deliveries=${letter.deliveries}  request=${letter.request_id ?? '-'}  error: ${letter.error}`,
       );
     }
   }

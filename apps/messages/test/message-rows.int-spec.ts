@@ -248,7 +248,7 @@ describe('message rows (unnest inserts)', () => {
     const id = randomUUID();
     const entry: OutboxEntry = {
       id: randomUUID(),
-      subject: { kind: 'stream', stream: EVENTS_STREAM, name: 'events.t' },
+      subject: { kind: 'stream', stream: EVENTS_STREAM, name: 'events.t.v1' },
       payload: { id },
     };
     await expect(
@@ -273,12 +273,12 @@ describe('message rows (unnest inserts)', () => {
     const event: StreamSubject<unknown> = {
       kind: 'stream',
       stream: EVENTS_STREAM,
-      name: 'events.message.reception',
+      name: 'events.message.reception.v1',
     };
     const job: StreamSubject<unknown> = {
       kind: 'stream',
       stream: DELIVERY_STREAM,
-      name: 'delivery.jobs',
+      name: 'delivery.jobs.v1',
     };
 
     function entries(): OutboxEntry[] {

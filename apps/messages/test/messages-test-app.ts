@@ -12,6 +12,7 @@ import {
   type CreateMessageResult,
   type DeliveryJob,
   type MessageReceptionEvent,
+  MessagesStreamSubjects,
   MessagesSubjects,
 } from '@envoi/contracts-messages';
 import { SuppressionsSubjects } from '@envoi/contracts-suppressions';
@@ -194,7 +195,7 @@ export async function startMessagesService(): Promise<MessagesTestApp> {
     const jobs = await StreamCollector.start<DeliveryJob>(
       connection,
       DELIVERY_STREAM,
-      'delivery.jobs',
+      MessagesStreamSubjects.deliveryJobs.name,
     );
     const events = await StreamCollector.start<MessageReceptionEvent>(
       connection,

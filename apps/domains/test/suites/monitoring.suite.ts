@@ -211,7 +211,7 @@ export function outboxSuite(getApp: () => DomainsTestApp): void {
       const app = getApp();
       const service = app.app.get(OutboxRelayService);
       const subject = streamSubject<StreamEvent<'test.relayed', { n: number }>>(
-        `events.test.r${randomBytes(4).toString('hex')}`,
+        `events.test.r${randomBytes(4).toString('hex')}.v1`,
       );
       const options = {
         ...DEFAULT_OUTBOX_RELAY_OPTIONS,

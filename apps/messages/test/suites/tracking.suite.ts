@@ -2,6 +2,7 @@ import {
   type MessageClickedEvent,
   type MessageOpenedEvent,
   MessagesErrorCode,
+  MessagesStreamSubjects,
   MessagesSubjects,
 } from '@envoi/contracts-messages';
 import { pollUntil } from '@envoi/shared-testing';
@@ -151,8 +152,8 @@ export function trackingSuite(getApp: () => MessagesTestApp): void {
       const [{ pending } = { pending: '0' }] = await app.dataSource.query<
         Array<{ pending: string }>
       >(
-        `SELECT count(*) AS pending FROM messages.outbox
-          WHERE subject = 'events.message.opened' AND published_at IS NULL`,
+        `SELECT count(*) AS pending FROM messages.outbox WHERE subject = $1 AND published_at IS NULL`,
+        [MessagesStreamSubjects.opened.name],
       );
       expect(Number(pending)).toBe(0);
       expect(opened()).toHaveLength(cap);

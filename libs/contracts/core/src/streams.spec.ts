@@ -3,19 +3,28 @@ import { deliveryJobSubject, streamSubject } from './streams';
 
 describe('streamSubject', () => {
   it('names a subject of the events stream', () => {
-    expect(streamSubject('events.domain.dns_error')).toEqual({
+    expect(streamSubject('events.domain.dns_error.v1')).toEqual({
       kind: 'stream',
       stream: 'EVENTS',
-      name: 'events.domain.dns_error',
+      name: 'events.domain.dns_error.v1',
     });
   });
 
+  it('takes any version from 1', () => {
+    expect(streamSubject('events.message.delivered.v12').name).toBe('events.message.delivered.v12');
+  });
+
   it.each([
-    'domain.dns_error',
+    'events.domain.dns_error',
+    'events.domain.dns_error.v',
+    'events.domain.dns_error.v0',
+    'events.domain.dns_error.v1.',
+    'events.v1',
+    'domain.dns_error.v1',
     'events',
     'events.',
     'events.Domain',
-    'events.domain.*',
+    'events.domain.*.v1',
     'events.>',
   ])('refuses %j', (name) => {
     expect(() => streamSubject(name)).toThrow('invalid stream subject');
@@ -36,7 +45,7 @@ describe('deliveryJobSubject', () => {
     expect(deliveryJobSubject()).toEqual({
       kind: 'stream',
       stream: 'DELIVERY',
-      name: 'delivery.jobs',
+      name: 'delivery.jobs.v1',
     });
   });
 });

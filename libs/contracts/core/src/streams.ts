@@ -5,7 +5,10 @@
  */
 export const EVENTS_STREAM = 'EVENTS';
 
-/** Subjects of the events stream: `events.<entity>.<event>`. */
+/**
+ * Subjects of the events stream: `events.<entity>.<event>.v<N>`. The version is the payload's:
+ * a change consumers could not read gets a new subject (`.v2`) beside the old one.
+ */
 export const EVENTS_SUBJECT_PREFIX = 'events';
 export const EVENTS_STREAM_SUBJECTS: readonly string[] = [`${EVENTS_SUBJECT_PREFIX}.>`];
 
@@ -15,7 +18,7 @@ export const EVENTS_STREAM_SUBJECTS: readonly string[] = [`${EVENTS_SUBJECT_PREF
  * carries its outbox row id as `Nats-Msg-Id`.
  */
 export const DELIVERY_STREAM = 'DELIVERY';
-export const DELIVERY_JOBS_SUBJECT = 'delivery.jobs';
+export const DELIVERY_JOBS_SUBJECT = 'delivery.jobs.v1';
 export const DELIVERY_STREAM_SUBJECTS: readonly string[] = [DELIVERY_JOBS_SUBJECT];
 
 /** A subject of a durable stream, with its event type attached (phantom type). */
@@ -26,7 +29,8 @@ export interface StreamSubject<Event> {
   readonly types?: { event: Event };
 }
 
-const STREAM_SUBJECT_PATTERN = /^events(\.[a-z][a-z0-9_-]*)+$/;
+/** `events.<entity>.<event>.v<N>`, like the request subjects' `.v<N>`. */
+const STREAM_SUBJECT_PATTERN = /^events(\.[a-z][a-z0-9_-]*)+\.v[1-9][0-9]*$/;
 
 export function streamSubject<Event>(name: string): StreamSubject<Event> {
   if (!STREAM_SUBJECT_PATTERN.test(name)) throw new Error(`invalid stream subject: ${name}`);

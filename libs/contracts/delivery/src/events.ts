@@ -95,9 +95,9 @@ export type DeliveryOutcomeEvent =
  * service suppresses on hard bounces and failures, the webhooks service fans them out.
  */
 export const DeliveryStreamSubjects = {
-  delivered: streamSubject<MessageDeliveredEvent>('events.message.delivered'),
-  transientError: streamSubject<MessageTransientErrorEvent>('events.message.transient_error'),
-  failed: streamSubject<MessageFailedEvent>('events.message.failed'),
-  bounced: streamSubject<MessageBouncedEvent>('events.message.bounced'),
-  suppressed: streamSubject<MessageSuppressedEvent>('events.message.suppressed'),
+  delivered: streamSubject<MessageDeliveredEvent>('events.message.delivered.v1'),
+  transientError: streamSubject<MessageTransientErrorEvent>('events.message.transient_error.v1'),
+  failed: streamSubject<MessageFailedEvent>('events.message.failed.v1'),
+  bounced: streamSubject<MessageBouncedEvent>('events.message.bounced.v1'),
+  suppressed: streamSubject<MessageSuppressedEvent>('events.message.suppressed.v1'),
 } as const;

@@ -162,7 +162,7 @@ describe('subjects', () => {
     expect(DomainsStreamSubjects.dnsError).toEqual({
       kind: 'stream',
       stream: 'EVENTS',
-      name: 'events.domain.dns_error',
+      name: 'events.domain.dns_error.v1',
     });
   });
 });

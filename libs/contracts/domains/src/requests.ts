@@ -139,7 +139,7 @@ export class DomainChangedEvent {
   @IsIn(DOMAIN_CHANGE_REASONS) reason!: DomainChangeReason;
 }
 
-/** Broadcast when a domain is deleted (also durable on the events stream, `events.domain.deleted`). */
+/** Broadcast when a domain is deleted (also durable on the events stream, `events.domain.deleted.v1`). */
 export class DomainDeletedEvent {
   @IsUUID() domain_id!: string;
   @IsUUID() account_id!: string;

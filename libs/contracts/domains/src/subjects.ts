@@ -55,7 +55,7 @@ export type DomainDeletedStreamEvent = StreamEvent<'domain.deleted', DomainDelet
 /** Durable events on the EVENTS stream (JetStream), published through the outbox. */
 export const DomainsStreamSubjects = {
   /** A domain's DNS went from valid to invalid: once per transition. */
-  dnsError: streamSubject<DomainDnsErrorEvent>('events.domain.dns_error'),
+  dnsError: streamSubject<DomainDnsErrorEvent>('events.domain.dns_error.v1'),
   /** A domain was deleted: API-key scopes naming it must go. */
-  deleted: streamSubject<DomainDeletedStreamEvent>('events.domain.deleted'),
+  deleted: streamSubject<DomainDeletedStreamEvent>('events.domain.deleted.v1'),
 } as const;

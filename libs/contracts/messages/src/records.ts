@@ -150,7 +150,7 @@ export interface MessageReceptionData {
 }
 
 /**
- * A job of the delivery work queue (stream DELIVERY, subject `delivery.jobs`): a reference, never
+ * A job of the delivery work queue (stream DELIVERY, subject `delivery.jobs.v1`): a reference, never
  * content. Its `Nats-Msg-Id` is the outbox row id; workers must be idempotent per message.
  */
 export interface DeliveryJob {

@@ -59,11 +59,11 @@ export type MessageReceptionEvent = StreamEvent<'message.reception', MessageRece
 /** Durable events and jobs (JetStream), published through the messages service's outbox. */
 export const MessagesStreamSubjects = {
   /** A message was accepted and queued (or scheduled): always its first event. */
-  reception: streamSubject<MessageReceptionEvent>('events.message.reception'),
+  reception: streamSubject<MessageReceptionEvent>('events.message.reception.v1'),
   /** A tracked message's pixel was loaded (at most TRACKING_EVENTS_PER_MESSAGE per message). */
-  opened: streamSubject<MessageOpenedEvent>('events.message.opened'),
+  opened: streamSubject<MessageOpenedEvent>('events.message.opened.v1'),
   /** A tracked link was followed (at most TRACKING_EVENTS_PER_MESSAGE per message). */
-  clicked: streamSubject<MessageClickedEvent>('events.message.clicked'),
+  clicked: streamSubject<MessageClickedEvent>('events.message.clicked.v1'),
   /** A message is due for delivery: on the DELIVERY work queue, at its first attempt time. */
   deliveryJobs: deliveryJobSubject<DeliveryJob>(),
 } as const;

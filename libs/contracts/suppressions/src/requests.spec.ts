@@ -182,7 +182,7 @@ describe('subjects', () => {
     expect(SuppressionsStreamSubjects.created).toEqual({
       kind: 'stream',
       stream: 'EVENTS',
-      name: 'events.suppression.created',
+      name: 'events.suppression.created.v1',
     });
   });
 });

@@ -47,5 +47,5 @@ export type SuppressionCreatedEvent = StreamEvent<'suppression.created', Suppres
 /** Durable events on the EVENTS stream (JetStream), published through the outbox. */
 export const SuppressionsStreamSubjects = {
   /** A suppression was added (through the API or automatically): once per suppression. */
-  created: streamSubject<SuppressionCreatedEvent>('events.suppression.created'),
+  created: streamSubject<SuppressionCreatedEvent>('events.suppression.created.v1'),
 } as const;

@@ -1,4 +1,12 @@
 import type { StreamSubject } from '@envoi/contracts-core';
+import {
+  currentTraceContext,
+  newTraceparent,
+  runInTraceContext,
+  type TraceContext,
+  traceHeaders,
+  traceIdOf,
+} from '@envoi/shared-observability';
 import { AckPolicy, DeliverPolicy, nanos } from 'nats';
 
 import {
@@ -35,11 +43,18 @@ class FakeMessage implements PulledMessage {
   readonly data: Uint8Array;
   readonly headers: { get(name: string): string };
   readonly info: { deliveryCount: number; streamSequence: number };
+  private readonly carried: Record<string, string> = {};
 
   constructor(body: string, deliveryCount = 1, msgId = 'event-1', streamSequence = 42) {
     this.data = new TextEncoder().encode(body);
-    this.headers = { get: (name) => (name === 'Nats-Msg-Id' ? msgId : '') };
+    this.headers = { get: (name) => (name === 'Nats-Msg-Id' ? msgId : (this.carried[name] ?? '')) };
     this.info = { deliveryCount, streamSequence };
+  }
+
+  /** Adds the headers its publisher set (a trace context). */
+  carrying(headers: Record<string, string>): this {
+    Object.assign(this.carried, headers);
+    return this;
   }
 
   ack(): void {
@@ -162,10 +177,31 @@ describe('deliverMessage', () => {
           deliveryCount: 2,
           msgId: 'e1',
           signal: expect.any(AbortSignal) as AbortSignal,
+          trace: expect.objectContaining({
+            requestId: expect.any(String) as string,
+          }) as TraceContext,
         },
       ],
     ]);
     expect(message.settled).toEqual([{ how: 'ack' }]);
+  });
+
+  it('runs the handler in the trace context the message carries, as a new span', async () => {
+    const sent: TraceContext = { requestId: 'req-1', traceparent: newTraceparent() };
+    const message = new FakeMessage(json({ id: 'e1', n: 1 })).carrying(traceHeaders(sent));
+    let current: TraceContext | undefined;
+    let carried: TraceContext | undefined;
+
+    await deliver(message, (_event, delivery) => {
+      current = currentTraceContext();
+      carried = delivery.trace;
+      return Promise.resolve();
+    });
+
+    expect(current).toBe(carried);
+    expect(current?.requestId).toBe('req-1');
+    expect(traceIdOf(current?.traceparent ?? '')).toBe(traceIdOf(sent.traceparent));
+    expect(current?.traceparent).not.toBe(sent.traceparent);
   });
 
   it('reports a missing Nats-Msg-Id as undefined', async () => {
@@ -326,6 +362,9 @@ describe('deliverBatch', () => {
           deliveryCount: 1,
           msgId: `e${index + 1}`,
           signal: expect.any(AbortSignal) as AbortSignal,
+          trace: expect.objectContaining({
+            requestId: expect.any(String) as string,
+          }) as TraceContext,
         },
       })),
     ]);
@@ -334,6 +373,79 @@ describe('deliverBatch', () => {
       [{ how: 'ack' }],
       [{ how: 'ack' }],
     ]);
+  });
+
+  describe('trace context', () => {
+    const sent = (requestId: string): TraceContext => ({
+      requestId,
+      traceparent: newTraceparent(),
+    });
+
+    /** Runs a group of two carrying `first` and `second`; what the handlers saw. */
+    async function traced(first: TraceContext, second: TraceContext, failBatch = false) {
+      const messages = group(...events(2));
+      messages[0]?.carrying(traceHeaders(first));
+      messages[1]?.carrying(traceHeaders(second));
+      const seen = {
+        batch: [] as TraceContext[],
+        items: [] as TraceContext[],
+        one: [] as string[],
+      };
+      await deliverBatch(messages, {
+        durable: 'd',
+        logger: logger(),
+        handle: () => {
+          seen.one.push(currentTraceContext()?.requestId ?? 'none');
+          return Promise.resolve();
+        },
+        handleBatch: (items) => {
+          const batch = currentTraceContext();
+          if (batch) seen.batch.push(batch);
+          for (const { delivery } of items) {
+            // A batch handler's per-message work restores the message's own context.
+            runInTraceContext(delivery.trace, () => {
+              const own = currentTraceContext();
+              if (own) seen.items.push(own);
+            });
+          }
+          return failBatch ? Promise.reject(new Error('batch down')) : Promise.resolve();
+        },
+      });
+      return seen;
+    }
+
+    it('runs the batch in the request its messages share, as a new span of its trace', async () => {
+      const request = sent('req-1');
+
+      const seen = await traced(request, { ...request, traceparent: request.traceparent });
+
+      expect(seen.batch).toHaveLength(1);
+      expect(seen.batch[0]?.requestId).toBe('req-1');
+      expect(traceIdOf(seen.batch[0]?.traceparent ?? '')).toBe(traceIdOf(request.traceparent));
+      expect(seen.items.map((context) => context.requestId)).toEqual(['req-1', 'req-1']);
+      const spans = new Set([seen.batch[0], ...seen.items].map((context) => context?.traceparent));
+      expect(spans.size).toBe(3);
+    });
+
+    it('runs a batch of several requests in a request of its own; each item keeps its own', async () => {
+      const [first, second] = [sent('req-1'), sent('req-2')];
+
+      const seen = await traced(first, second);
+
+      expect(seen.batch).toHaveLength(1);
+      expect(['req-1', 'req-2']).not.toContain(seen.batch[0]?.requestId);
+      expect(seen.items.map((context) => context.requestId)).toEqual(['req-1', 'req-2']);
+      expect(seen.items.map((context) => traceIdOf(context.traceparent))).toEqual([
+        traceIdOf(first.traceparent),
+        traceIdOf(second.traceparent),
+      ]);
+    });
+
+    it('hands each message of a failed batch to handle in its own context', async () => {
+      const seen = await traced(sent('req-1'), sent('req-2'), true);
+
+      expect(seen.one).toEqual(['req-1', 'req-2']);
+    });
   });
 
   it('hands each message to handle when the batch fails: one poison message costs only itself', async () => {

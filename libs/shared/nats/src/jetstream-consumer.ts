@@ -1,7 +1,12 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 
 import type { StreamSubject } from '@envoi/contracts-core';
-import { runInTraceContext, traceContextFrom } from '@envoi/shared-observability';
+import {
+  runInTraceContext,
+  sharedTraceContext,
+  type TraceContext,
+  traceContextFrom,
+} from '@envoi/shared-observability';
 import {
   AckPolicy,
   type Consumer,
@@ -26,6 +31,12 @@ export interface StreamDelivery {
   msgId: string | undefined;
   /** Aborted when the consumer stops and the grace period for the message in hand is over. */
   signal: AbortSignal;
+  /**
+   * The trace context the message carries (its request id, a new span of its trace). A handler
+   * of one message runs in it; a batch handler restores it (runInTraceContext) where it works on
+   * this message alone.
+   */
+  trace: TraceContext;
 }
 
 /**
@@ -75,7 +86,8 @@ export interface DurableConsumerOptions<E> {
    * hands each to `handle` on its own, so a message that fails (or is unprocessable) neither
    * blocks nor loses the others. A message that cannot be decoded is settled on its own first,
    * and a lone message goes to `handle` directly. Must leave the same result as `handle` would,
-   * message by message in that order, and be idempotent in the same way.
+   * message by message in that order, and be idempotent in the same way. Runs in the trace
+   * context the messages share; each item's own is in `delivery.trace`.
    */
   handleBatch?(items: ReadonlyArray<StreamItem<E>>): Promise<void>;
   logger: DurableConsumerLogger;
@@ -236,6 +248,7 @@ function deliveryOf(message: PulledMessage, signal: AbortSignal): StreamDelivery
     deliveryCount: message.info.deliveryCount,
     msgId: message.headers?.get('Nats-Msg-Id') || undefined,
     signal,
+    trace: traceContextFrom((name) => message.headers?.get(name) || undefined),
   };
 }
 
@@ -280,17 +293,16 @@ export function deliverMessage<E>(
   options: DeliveryOptions<E>,
   signal: AbortSignal = NEVER_ABORTED,
 ): Promise<DeliveryOutcome> {
-  const context = traceContextFrom((name) => message.headers?.get(name) || undefined);
-  return runInTraceContext(context, () => handleAndSettle(message, options, signal));
+  const delivery = deliveryOf(message, signal);
+  return runInTraceContext(delivery.trace, () => handleAndSettle(message, delivery, options));
 }
 
 /** deliverMessage's work, in the trace context the message carries. */
 async function handleAndSettle<E>(
   message: PulledMessage,
+  delivery: StreamDelivery,
   options: DeliveryOptions<E>,
-  signal: AbortSignal,
 ): Promise<DeliveryOutcome> {
-  const delivery = deliveryOf(message, signal);
   const what = `${options.durable}: ${delivery.subject} #${delivery.streamSequence}`;
   let settlement: StreamSettlement | void;
   try {
@@ -367,21 +379,31 @@ export async function deliverBatch<E>(
   return outcomes;
 }
 
-/** Runs the batch handler; false (logged) when it threw. */
-async function handledTogether<E>(
+/**
+ * Runs the batch handler; false (logged) when it threw. A batch is one unit of work for several
+ * messages, so it runs in the context they share (sharedTraceContext: their request when they
+ * all carry the same one, as the events of one send do); each item keeps its own in
+ * `delivery.trace` for the handler's per-message work, and the messages handed to `handle` after
+ * a failed batch each run in their own again.
+ */
+function handledTogether<E>(
   decoded: ReadonlyArray<{ item: StreamItem<E> }>,
   handleBatch: (items: ReadonlyArray<StreamItem<E>>) => Promise<void>,
   options: DeliveryOptions<E>,
 ): Promise<boolean> {
-  try {
-    await handleBatch(decoded.map(({ item }) => item));
-    return true;
-  } catch (error) {
-    options.logger.warn(
-      `${options.durable}: a batch of ${decoded.length} failed, handling each on its own: ${String(error)}`,
-    );
-    return false;
-  }
+  const items = decoded.map(({ item }) => item);
+  const context = sharedTraceContext(items.map(({ delivery }) => delivery.trace));
+  return runInTraceContext(context, async () => {
+    try {
+      await handleBatch(items);
+      return true;
+    } catch (error) {
+      options.logger.warn(
+        `${options.durable}: a batch of ${items.length} failed, handling each on its own: ${String(error)}`,
+      );
+      return false;
+    }
+  });
 }
 
 /**

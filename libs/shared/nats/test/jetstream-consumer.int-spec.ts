@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
 import type { StreamSubject } from '@envoi/contracts-core';
+import type { TraceContext } from '@envoi/shared-observability';
 import {
   AckPolicy,
   connect,
@@ -138,6 +139,7 @@ describe('startDurableConsumer (real nats-server with JetStream)', () => {
       deliveryCount: 1,
       msgId: 'id-1',
       signal: expect.any(AbortSignal) as AbortSignal,
+      trace: expect.objectContaining({ requestId: expect.any(String) as string }) as TraceContext,
     });
     await eventually(async () => {
       const info = await consumerInfo(subject);

@@ -2,6 +2,12 @@ import { randomBytes } from 'node:crypto';
 
 import type { StreamSubject } from '@envoi/contracts-core';
 import {
+  currentTraceContext,
+  newTraceparent,
+  traceHeaders,
+  traceIdOf,
+} from '@envoi/shared-observability';
+import {
   type DynamicModule,
   type INestApplicationContext,
   Injectable,
@@ -11,6 +17,7 @@ import { NestFactory } from '@nestjs/core';
 import { IsInt } from 'class-validator';
 import {
   connect,
+  headers,
   type JetStreamManager,
   nanos,
   type NatsConnection,
@@ -90,10 +97,16 @@ describe('StreamConsumers (Nest discovery over a real nats-server with JetStream
     return [subject('one'), subject('two')];
   }
 
-  async function publish(subject: StreamSubject<TestEvent>, payload: unknown): Promise<void> {
+  async function publish(
+    subject: StreamSubject<TestEvent>,
+    payload: unknown,
+    carried: Record<string, string> = {},
+  ): Promise<void> {
+    const sent = headers();
+    for (const [name, value] of Object.entries(carried)) sent.set(name, value);
     await connection
       .jetstream()
-      .publish(subject.name, new TextEncoder().encode(JSON.stringify(payload)));
+      .publish(subject.name, new TextEncoder().encode(JSON.stringify(payload)), { headers: sent });
   }
 
   /** A handler class declaring `declaration` for its `handle` method, which calls `handler`. */
@@ -353,5 +366,42 @@ describe('StreamConsumers (Nest discovery over a real nats-server with JetStream
     const [first = []] = calls;
     expect(first.length).toBeGreaterThan(1);
     expect(new Set(calls.flat())).toEqual(new Set([1, 2, 3, 4, 5]));
+  });
+
+  it('runs a batch handler in the request its events share; each event carries its own context', async () => {
+    const [one] = await testSubjects();
+    const send = {
+      requestId: `send-${randomBytes(4).toString('hex')}`,
+      traceparent: newTraceparent(),
+    };
+    const calls: Array<{ batch: string[]; items: string[] }> = [];
+    const traced = (context: { requestId: string; traceparent: string } | undefined) =>
+      context ? `${context.requestId} ${traceIdOf(context.traceparent)}` : 'none';
+    @Injectable()
+    class BatchHandler {
+      @StreamBatchConsumer<TestEvent, TestSettings>({
+        durables: { 'kit-traced-batch': one },
+        decode: contractDecoder(TestEvent),
+      })
+      handle(items: ReadonlyArray<StreamItem<TestEvent>>): Promise<void> {
+        calls.push({
+          batch: [traced(currentTraceContext())],
+          items: items.map(({ delivery }) => traced(delivery.trace)),
+        });
+        return Promise.resolve();
+      }
+    }
+    // Booted and closed once, so the events wait in the stream and arrive in one pull.
+    await boot([one], [BatchHandler]);
+    await apps.pop()?.close();
+    for (let n = 1; n <= 3; n += 1) await publish(one, { n }, traceHeaders(send));
+    await boot([one], [BatchHandler]);
+
+    await eventually(() => calls.flatMap((call) => call.items).length === 3, 'every event handled');
+    expect(calls[0]?.items.length).toBeGreaterThan(1);
+    const expected = traced(send);
+    expect(new Set(calls.flatMap((call) => [...call.batch, ...call.items]))).toEqual(
+      new Set([expected]),
+    );
   });
 });

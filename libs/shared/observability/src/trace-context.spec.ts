@@ -3,7 +3,9 @@ import {
   currentTraceContext,
   newTraceparent,
   runInTraceContext,
+  sharedTraceContext,
   TRACE_HEADERS,
+  type TraceContext,
   traceContextFrom,
   traceHeaders,
   traceIdOf,
@@ -76,5 +78,36 @@ describe('trace context', () => {
       });
     });
     expect(currentTraceContext()).toBeUndefined();
+  });
+
+  describe('sharedTraceContext', () => {
+    const context = (requestId: string, accountId?: string): TraceContext => ({
+      requestId,
+      traceparent: childTraceparent(PARENT),
+      ...(accountId ? { accountId } : {}),
+    });
+
+    it('continues the request its contexts share, as a new span of its trace', () => {
+      const shared = sharedTraceContext([context('req-1', ACCOUNT), context('req-1', ACCOUNT)]);
+
+      expect(shared.requestId).toBe('req-1');
+      expect(traceIdOf(shared.traceparent)).toBe(traceIdOf(PARENT));
+      expect(shared.accountId).toBe(ACCOUNT);
+    });
+
+    it('is a request of its own for contexts of different requests, keeping a shared account', () => {
+      const shared = sharedTraceContext([context('req-1', ACCOUNT), context('req-2', ACCOUNT)]);
+
+      expect(shared.requestId).not.toMatch(/^req-/);
+      expect(traceIdOf(shared.traceparent)).not.toBe(traceIdOf(PARENT));
+      expect(shared.accountId).toBe(ACCOUNT);
+      expect(sharedTraceContext([context('req-1', ACCOUNT), context('req-1')])).not.toHaveProperty(
+        'accountId',
+      );
+    });
+
+    it('is a request of its own for no context at all', () => {
+      expect(sharedTraceContext([]).traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+    });
   });
 });

@@ -65,6 +65,26 @@ export function traceContextFrom(read: (header: string) => string | undefined): 
   };
 }
 
+/**
+ * The context of work done for several contexts at once (a batch of stream messages): a new span
+ * of their request when they all carry the same request id (one send's events), else a request
+ * of its own. The account stays when they share it. Work on one of them runs in its own context.
+ */
+export function sharedTraceContext(contexts: readonly TraceContext[]): TraceContext {
+  const [first, ...rest] = contexts;
+  const accountId = first?.accountId;
+  const sameAccount = accountId !== undefined && rest.every((c) => c.accountId === accountId);
+  const account = sameAccount ? { accountId } : {};
+  if (first && rest.every((context) => context.requestId === first.requestId)) {
+    return {
+      requestId: first.requestId,
+      traceparent: childTraceparent(first.traceparent),
+      ...account,
+    };
+  }
+  return { requestId: randomUUID(), traceparent: newTraceparent(), ...account };
+}
+
 /** The headers that carry `context` to the next hop, which continues the trace. */
 export function traceHeaders(context: TraceContext): Record<string, string> {
   return {

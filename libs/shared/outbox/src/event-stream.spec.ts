@@ -27,7 +27,7 @@ describe('deliveryStreamDefinition', () => {
   it('is a work queue of delivery jobs that outlives every schedule and retry window', () => {
     expect(deliveryStreamDefinition()).toEqual({
       name: DELIVERY_STREAM,
-      subjects: ['delivery.jobs'],
+      subjects: ['delivery.jobs.v1'],
       maxAgeMs: 14 * 24 * 3_600_000,
       duplicateWindowMs: 600_000,
       replicas: 1,

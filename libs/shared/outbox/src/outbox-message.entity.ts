@@ -26,7 +26,7 @@ export class OutboxMessageEntity {
   @Column({ type: 'varchar', length: 64, default: EVENTS_STREAM })
   stream!: string;
 
-  /** The stream subject (`events.domain.dns_error`, `delivery.jobs`). */
+  /** The stream subject (`events.domain.dns_error.v1`, `delivery.jobs.v1`). */
   @Column({ type: 'varchar', length: 255 })
   subject!: string;
 

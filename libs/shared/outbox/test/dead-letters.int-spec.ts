@@ -14,6 +14,13 @@ import {
   UnprocessableMessageError,
 } from '@envoi/shared-nats';
 import {
+  currentTraceContext,
+  newTraceparent,
+  type TraceContext,
+  traceHeaders,
+  traceIdOf,
+} from '@envoi/shared-observability';
+import {
   type DynamicModule,
   type INestApplicationContext,
   Injectable,
@@ -21,7 +28,14 @@ import {
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { connect, type JetStreamManager, nanos, type NatsConnection, StorageType } from 'nats';
+import {
+  connect,
+  headers,
+  type JetStreamManager,
+  nanos,
+  type NatsConnection,
+  StorageType,
+} from 'nats';
 import { DataSource } from 'typeorm';
 
 import { DeadLetterEntity, DeadLetterRepository } from '../src';
@@ -59,6 +73,8 @@ describe('dead letters (real JetStream, PostgreSQL and the admin command)', () =
     name: `dlt${id}.happened`,
   };
   const handled: number[] = [];
+  /** The trace context each successful handling ran in. */
+  const handledIn: Array<TraceContext | undefined> = [];
   let failing = true;
   let connection: NatsConnection;
   let jsm: JetStreamManager;
@@ -75,6 +91,7 @@ describe('dead letters (real JetStream, PostgreSQL and the admin command)', () =
     handle(event: TestEvent): Promise<void> {
       if (failing) return Promise.reject(new Error(`handler down for ${event.n}`));
       handled.push(event.n);
+      handledIn.push(currentTraceContext());
       return Promise.resolve();
     }
   }
@@ -168,7 +185,13 @@ describe('dead letters (real JetStream, PostgreSQL and the admin command)', () =
 
   it('records a dead letter after the last delivery, lists it and replays it through the admin command', async () => {
     const js = connection.jetstream();
-    await js.publish(subject.name, new TextEncoder().encode('{"n":7}'), { msgID: `event-${id}` });
+    const send: TraceContext = { requestId: `send-${id}`, traceparent: newTraceparent() };
+    const traced = headers();
+    for (const [name, value] of Object.entries(traceHeaders(send))) traced.set(name, value);
+    await js.publish(subject.name, new TextEncoder().encode('{"n":7}'), {
+      msgID: `event-${id}`,
+      headers: traced,
+    });
     await js.publish(subject.name, new TextEncoder().encode('not json'));
 
     await eventually(
@@ -180,6 +203,7 @@ describe('dead letters (real JetStream, PostgreSQL and the admin command)', () =
     const failed = letters.find((letter) => letter.payload === '{"n":7}');
     const unprocessable = letters.find((letter) => letter.payload === 'not json');
     expect(failed).toMatchObject({
+      request_id: send.requestId,
       durable: `dlt-${id}`,
       subject: subject.name,
       deliveries: 2,
@@ -197,6 +221,9 @@ describe('dead letters (real JetStream, PostgreSQL and the admin command)', () =
     expect(replayed).toMatchObject({ code: 0 });
     expect(replayed.stdout).toContain(`${service}: dead letter ${failed?.id} handled and removed`);
     expect(handled).toEqual([7]);
+    // The replay continues the trace of the send that published the event.
+    expect(handledIn[0]?.requestId).toBe(send.requestId);
+    expect(traceIdOf(handledIn[0]?.traceparent ?? '')).toBe(traceIdOf(send.traceparent));
 
     const again = await admin('dead-letters', 'replay', unprocessable?.id ?? '');
     expect(again.code).toBe(1);

@@ -1,9 +1,12 @@
+import { TRACE_HEADERS } from '@envoi/shared-observability';
+
 /** A message a consumer gave up on: unprocessable, or failed on its last delivery. */
 export interface DeadLetter {
   durable: string;
   stream: string;
   subject: string;
   payload: Uint8Array;
+  /** All the message's headers, its trace context among them: a replay continues that trace. */
   headers: Record<string, string>;
   error: string;
   deliveries: number;
@@ -37,6 +40,8 @@ export const DEAD_LETTER_ADMIN_SUBJECTS = {
 /** A dead letter as the admin requests show it. */
 export interface DeadLetterView {
   id: string;
+  /** The request that published the message, to find its log lines. */
+  request_id?: string;
   durable: string;
   subject: string;
   payload: string;
@@ -61,8 +66,10 @@ export interface DeadLetterReplayReply {
 const decoder = new TextDecoder();
 
 export function deadLetterView(letter: StoredDeadLetter): DeadLetterView {
+  const requestId = letter.headers[TRACE_HEADERS.requestId];
   return {
     id: letter.id,
+    ...(requestId ? { request_id: requestId } : {}),
     durable: letter.durable,
     subject: letter.subject,
     payload: decoder.decode(letter.payload),

@@ -7,8 +7,8 @@ const subject = (name: string): StreamSubject<unknown> => ({
   stream: 'EVENTS',
   name,
 });
-const bounced = subject('events.message.bounced');
-const failed = subject('events.message.failed');
+const bounced = subject('events.message.bounced.v1');
+const failed = subject('events.message.failed.v1');
 
 describe('streamHandlerProblems', () => {
   it('is empty when each consumed subject has exactly one handler', () => {
@@ -29,7 +29,7 @@ describe('streamHandlerProblems', () => {
         [bounced, failed],
         [{ durable: 'a-bounced', subject: bounced, handler: 'A.handle' }],
       ),
-    ).toEqual(['no handler for events.message.failed']);
+    ).toEqual(['no handler for events.message.failed.v1']);
   });
 
   it('names a subject with two handlers, and a durable declared twice', () => {
@@ -42,7 +42,7 @@ describe('streamHandlerProblems', () => {
         ],
       ),
     ).toEqual([
-      'events.message.bounced has 2 handlers: A.handle, B.handle',
+      'events.message.bounced.v1 has 2 handlers: A.handle, B.handle',
       'durable a-bounced is declared twice',
     ]);
   });
@@ -50,6 +50,6 @@ describe('streamHandlerProblems', () => {
   it('names a handler for a subject the service does not consume', () => {
     expect(
       streamHandlerProblems([], [{ durable: 'a-failed', subject: failed, handler: 'A.handle' }]),
-    ).toEqual(['A.handle handles events.message.failed, which this service does not consume']);
+    ).toEqual(['A.handle handles events.message.failed.v1, which this service does not consume']);
   });
 });

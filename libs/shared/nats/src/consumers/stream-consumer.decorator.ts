@@ -85,7 +85,9 @@ export function StreamConsumer<E, Settings = unknown>(
  * Marks a provider method as the batch handler of the declared stream subjects: it gets, in
  * stream order, the events that arrived while the previous group was handled (up to `batch`);
  * resolving acknowledges each. When it throws, each event is handed to it again on its own, so a
- * poison event neither blocks nor loses the others.
+ * poison event neither blocks nor loses the others. It runs in the trace context its events share
+ * (their request id when they carry the same one); where it works on one event alone, it
+ * restores that event's context: `runInTraceContext(item.delivery.trace, …)`.
  */
 export function StreamBatchConsumer<E, Settings = unknown>(
   declaration: StreamConsumerDeclaration<E, Settings>,

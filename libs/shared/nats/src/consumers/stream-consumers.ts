@@ -67,7 +67,10 @@ export const STREAM_CONSUMERS_OPTIONS = Symbol('STREAM_CONSUMERS_OPTIONS');
 const MAX_LISTED_DEAD_LETTERS = 500;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** A stored dead letter as a message to settle: its handler sees it as its next delivery. */
+/**
+ * A stored dead letter as a message to settle: its handler sees it as its next delivery, in the
+ * trace context its stored headers carry (deliverMessage continues it).
+ */
 function replayedMessage(letter: StoredDeadLetter): PulledMessage {
   return {
     subject: letter.subject,
