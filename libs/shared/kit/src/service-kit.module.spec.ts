@@ -45,7 +45,7 @@ describe('ServiceKitModule', () => {
 
   it('adds the outbox relay paced by the OUTBOX_* settings and the declared consumers', () => {
     const config = exampleConfig();
-    const subject = streamSubject<unknown>('events.example.happened');
+    const subject = streamSubject<unknown>('events.example.happened.v1');
     const kit = ServiceKitModule.forRoot({
       service: 'example',
       config,
