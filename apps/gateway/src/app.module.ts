@@ -1,3 +1,4 @@
+import { PeriodicJobsModule } from '@envoi/shared-jobs';
 import { NatsModule } from '@envoi/shared-nats';
 import type { Logger } from '@envoi/shared-observability';
 import { type DynamicModule, Module } from '@nestjs/common';
@@ -37,6 +38,7 @@ export class AppModule {
           name: 'gateway',
           rpcTimeoutMs: config.RPC_TIMEOUT_MS,
         }),
+        PeriodicJobsModule.forRoot({ settings: GatewayConfig }),
       ],
       controllers: [...GATEWAY_CONTROLLERS],
       providers: [

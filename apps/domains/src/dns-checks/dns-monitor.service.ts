@@ -1,9 +1,5 @@
-import {
-  Injectable,
-  Logger,
-  type OnApplicationBootstrap,
-  type OnModuleDestroy,
-} from '@nestjs/common';
+import { type JobRun, PeriodicJob } from '@envoi/shared-jobs';
+import { Injectable, Logger } from '@nestjs/common';
 
 import { DomainsConfig } from '../domains.config';
 import { DomainsRepository } from '../domains/domains.repository';
@@ -30,11 +26,8 @@ export async function forEachLimited<T>(
 
 /** The periodic re-check of every domain, shared by any number of replicas. */
 @Injectable()
-export class DnsMonitorService implements OnApplicationBootstrap, OnModuleDestroy {
+export class DnsMonitorService {
   private readonly logger = new Logger(DnsMonitorService.name);
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = true;
 
   constructor(
     private readonly domains: DomainsRepository,
@@ -42,21 +35,14 @@ export class DnsMonitorService implements OnApplicationBootstrap, OnModuleDestro
     private readonly checks: DnsCheckService,
   ) {}
 
-  onApplicationBootstrap(): void {
-    this.stopped = false;
-    this.schedule();
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
-  }
-
   /** Checks the domains that are due, in bounded batches; returns how many were checked. */
-  async runDueChecks(): Promise<number> {
+  @PeriodicJob<DomainsConfig>({
+    name: 'periodic DNS checks',
+    intervalMs: (config) => config.DNS_RECHECK_POLL_MS,
+  })
+  async runDueChecks(run?: JobRun): Promise<number> {
     let total = 0;
-    for (let batch = 0; batch < MAX_BATCHES_PER_POLL && !this.stopped; batch++) {
+    for (let batch = 0; batch < MAX_BATCHES_PER_POLL && !run?.stopping; batch++) {
       const ids = await this.claimDue();
       if (ids.length === 0) break;
       const domains = await this.domains.findByIds(ids);
@@ -80,20 +66,5 @@ export class DnsMonitorService implements OnApplicationBootstrap, OnModuleDestro
   /** Long enough for a check whose every lookup times out, twice (the confirmation). */
   private leaseMs(): number {
     return Math.max(60_000, this.config.DNS_TIMEOUT_MS * this.config.DNS_TRIES * 40);
-  }
-
-  private schedule(): void {
-    this.timer = setTimeout(() => {
-      this.running = this.runDueChecks()
-        .then(
-          () => undefined,
-          (error: unknown) => this.logger.warn(`periodic DNS checks failed: ${String(error)}`),
-        )
-        .finally(() => {
-          this.running = undefined;
-          if (!this.stopped) this.schedule();
-        });
-    }, this.config.DNS_RECHECK_POLL_MS);
-    this.timer.unref();
   }
 }

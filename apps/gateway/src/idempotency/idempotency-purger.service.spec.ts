@@ -1,4 +1,5 @@
 import { loadConfig } from '@envoi/shared-config';
+import { PERIODIC_JOB, type PeriodicJobDeclaration } from '@envoi/shared-jobs';
 import type { Logger } from '@envoi/shared-observability';
 
 import { GatewayConfig } from '../gateway.config';
@@ -25,15 +26,10 @@ function setup(deletions: Array<number | Error>) {
   const logger = { warn: jest.fn(), error: jest.fn(), info: jest.fn(), debug: jest.fn() };
   const purger = new IdempotencyPurger(
     { purgeExpired } as unknown as IdempotencyStore,
-    config,
     logger as unknown as Logger,
   );
   return { purger, purgeExpired, logger };
 }
-
-afterEach(() => {
-  jest.useRealTimers();
-});
 
 describe('IdempotencyPurger.purge', () => {
   it('deletes in batches until a batch comes back short', async () => {
@@ -56,43 +52,12 @@ describe('IdempotencyPurger.purge', () => {
     expect(purgeExpired).toHaveBeenCalledTimes(1);
     expect(logger.debug).not.toHaveBeenCalled();
   });
-
-  it('logs a failure instead of throwing', async () => {
-    const { purger, logger } = setup([new Error('database gone')]);
-    await expect(purger.purge()).resolves.toBeUndefined();
-    expect(logger.warn).toHaveBeenCalledTimes(1);
-  });
 });
 
-describe('IdempotencyPurger schedule', () => {
-  it('purges every interval after bootstrap and stops at shutdown', async () => {
-    jest.useFakeTimers();
-    const { purger, purgeExpired } = setup([]);
-    purger.onApplicationBootstrap();
-    expect(purgeExpired).not.toHaveBeenCalled();
-    await jest.advanceTimersByTimeAsync(PURGE_INTERVAL_MS);
-    expect(purgeExpired).toHaveBeenCalledTimes(1);
-    await jest.advanceTimersByTimeAsync(PURGE_INTERVAL_MS);
-    expect(purgeExpired).toHaveBeenCalledTimes(2);
-    await purger.onApplicationShutdown();
-    await jest.advanceTimersByTimeAsync(5 * PURGE_INTERVAL_MS);
-    expect(purgeExpired).toHaveBeenCalledTimes(2);
-  });
-
-  it('never runs two purges at once and waits for the running one at shutdown', async () => {
-    jest.useFakeTimers();
-    let finish: (deleted: number) => void = () => undefined;
-    const { purger, purgeExpired } = setup([]);
-    purgeExpired.mockImplementation(() => new Promise<number>((resolve) => (finish = resolve)));
-    purger.onApplicationBootstrap();
-    await jest.advanceTimersByTimeAsync(3 * PURGE_INTERVAL_MS);
-    expect(purgeExpired).toHaveBeenCalledTimes(1);
-    let stopped = false;
-    const stopping = purger.onApplicationShutdown().then(() => (stopped = true));
-    await Promise.resolve();
-    expect(stopped).toBe(false);
-    finish(0);
-    await stopping;
-    expect(stopped).toBe(true);
+describe('IdempotencyPurger job', () => {
+  it('runs every IDEMPOTENCY_PURGE_INTERVAL_MS', () => {
+    const declaration = Reflect.getMetadata(PERIODIC_JOB, IdempotencyPurger.prototype.purge) as
+      PeriodicJobDeclaration<GatewayConfig> | undefined;
+    expect(declaration?.intervalMs(config)).toBe(PURGE_INTERVAL_MS);
   });
 });

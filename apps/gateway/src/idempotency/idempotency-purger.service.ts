@@ -1,11 +1,7 @@
-import { PeriodicRun, purgeInBatches } from '@envoi/shared-database';
+import { purgeInBatches } from '@envoi/shared-database';
+import { type JobRun, PeriodicJob } from '@envoi/shared-jobs';
 import type { Logger } from '@envoi/shared-observability';
-import {
-  Inject,
-  Injectable,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 
 import { GatewayConfig } from '../gateway.config';
 import { LOGGER } from '../logger.provider';
@@ -20,35 +16,23 @@ const MAX_BATCHES_PER_RUN = 50;
  * them from blocking each other.
  */
 @Injectable()
-export class IdempotencyPurger implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly periodic: PeriodicRun;
-
+export class IdempotencyPurger {
   constructor(
     private readonly store: IdempotencyStore,
-    config: GatewayConfig,
     @Inject(LOGGER) private readonly logger: Logger,
-  ) {
-    this.periodic = new PeriodicRun(() => this.purge(), config.IDEMPOTENCY_PURGE_INTERVAL_MS);
-  }
-
-  onApplicationBootstrap(): void {
-    this.periodic.start();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.periodic.stop();
-  }
+  ) {}
 
   /** One run: batches until nothing expired is left or the batch budget is spent. */
-  async purge(): Promise<void> {
-    try {
-      const total = await purgeInBatches(() => this.store.purgeExpired(PURGE_BATCH), {
-        batchSize: PURGE_BATCH,
-        maxBatches: MAX_BATCHES_PER_RUN,
-      });
-      if (total > 0) this.logger.debug({ deleted: total }, 'expired idempotency records purged');
-    } catch (error) {
-      this.logger.warn({ err: error }, 'idempotency purge failed; retrying next interval');
-    }
+  @PeriodicJob<GatewayConfig>({
+    name: 'idempotency purge',
+    intervalMs: (config) => config.IDEMPOTENCY_PURGE_INTERVAL_MS,
+  })
+  async purge(run?: JobRun): Promise<void> {
+    const total = await purgeInBatches(() => this.store.purgeExpired(PURGE_BATCH), {
+      batchSize: PURGE_BATCH,
+      maxBatches: MAX_BATCHES_PER_RUN,
+      stopped: () => run?.stopping ?? false,
+    });
+    if (total > 0) this.logger.debug({ deleted: total }, 'expired idempotency records purged');
   }
 }

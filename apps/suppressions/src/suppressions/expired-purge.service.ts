@@ -1,10 +1,6 @@
-import { PeriodicRun, purgeInBatches } from '@envoi/shared-database';
-import {
-  Injectable,
-  Logger,
-  type OnApplicationBootstrap,
-  type OnModuleDestroy,
-} from '@nestjs/common';
+import { purgeInBatches } from '@envoi/shared-database';
+import { type JobRun, PeriodicJob } from '@envoi/shared-jobs';
+import { Injectable, Logger } from '@nestjs/common';
 
 import { SuppressionsConfig } from '../suppressions.config';
 import { ProcessedEventsRepository } from './processed-events.repository';
@@ -19,59 +15,50 @@ export const MAX_PURGE_BATCHES_PER_RUN = 10;
  * delivery events go the same way once the EVENTS stream can no longer deliver them.
  */
 @Injectable()
-export class ExpiredPurgeService implements OnApplicationBootstrap, OnModuleDestroy {
+export class ExpiredPurgeService {
   private readonly logger = new Logger(ExpiredPurgeService.name);
-  private readonly periodic: PeriodicRun;
 
   constructor(
     private readonly suppressions: SuppressionsRepository,
     private readonly processedEvents: ProcessedEventsRepository,
     private readonly config: SuppressionsConfig,
-  ) {
-    this.periodic = new PeriodicRun(
-      () =>
-        this.purgeExpired()
-          .then(async (purged) => {
-            if (purged > 0) this.logger.log(`purged ${purged} expired suppressions`);
-            await this.purgeProcessedEvents();
-          })
-          .catch((error: unknown) =>
-            this.logger.warn(`purging expired suppressions failed: ${String(error)}`),
-          ),
-      config.SUPPRESSION_PURGE_INTERVAL_MS,
-    );
-  }
+  ) {}
 
-  onApplicationBootstrap(): void {
-    this.periodic.start();
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    await this.periodic.stop();
+  @PeriodicJob<SuppressionsConfig>({
+    name: 'expired suppressions purge',
+    intervalMs: (config) => config.SUPPRESSION_PURGE_INTERVAL_MS,
+  })
+  async purge(run: JobRun): Promise<void> {
+    const purged = await this.purgeExpired(run);
+    if (purged > 0) this.logger.log(`purged ${purged} expired suppressions`);
+    await this.purgeProcessedEvents(run);
   }
 
   /** Deletes expired suppressions in at most MAX_PURGE_BATCHES_PER_RUN batches; returns how many. */
-  purgeExpired(): Promise<number> {
-    return this.purgeWith(() =>
-      this.suppressions.purgeExpired(this.config.SUPPRESSION_PURGE_BATCH),
+  purgeExpired(run?: JobRun): Promise<number> {
+    return this.purgeWith(
+      () => this.suppressions.purgeExpired(this.config.SUPPRESSION_PURGE_BATCH),
+      run,
     );
   }
 
   /** Deletes records of delivery events older than PROCESSED_EVENTS_RETENTION_MS, bounded alike. */
-  purgeProcessedEvents(): Promise<number> {
-    return this.purgeWith(() =>
-      this.processedEvents.purgeOlderThan(
-        this.config.PROCESSED_EVENTS_RETENTION_MS,
-        this.config.SUPPRESSION_PURGE_BATCH,
-      ),
+  purgeProcessedEvents(run?: JobRun): Promise<number> {
+    return this.purgeWith(
+      () =>
+        this.processedEvents.purgeOlderThan(
+          this.config.PROCESSED_EVENTS_RETENTION_MS,
+          this.config.SUPPRESSION_PURGE_BATCH,
+        ),
+      run,
     );
   }
 
-  private purgeWith(purgeBatch: () => Promise<number>): Promise<number> {
+  private purgeWith(purgeBatch: () => Promise<number>, run?: JobRun): Promise<number> {
     return purgeInBatches(purgeBatch, {
       batchSize: this.config.SUPPRESSION_PURGE_BATCH,
       maxBatches: MAX_PURGE_BATCHES_PER_RUN,
-      stopped: () => this.periodic.stopped,
+      stopped: () => run?.stopping ?? false,
     });
   }
 }

@@ -1,5 +1,6 @@
 import type { StreamSubject } from '@envoi/contracts-core';
 import type { MicroserviceEnv } from '@envoi/shared-config';
+import { PeriodicJobsModule } from '@envoi/shared-jobs';
 import { NatsModule, StreamConsumersModule } from '@envoi/shared-nats';
 import {
   DeadLetterRepository,
@@ -38,7 +39,7 @@ export interface ServiceKitOptions<Config extends MicroserviceEnv> {
 
 /**
  * What every service process is built on: its config, its schema's DataSource, the bus, and,
- * where declared, the outbox relay and the durable stream consumers. An app module imports it
+ * where declared, the outbox relay, the durable stream consumers and the periodic jobs. An app module imports it
  * beside its feature modules.
  */
 @Module({})
@@ -85,6 +86,7 @@ export class ServiceKitModule {
               }),
             ]
           : []),
+        PeriodicJobsModule.forRoot({ settings: configClass }),
       ],
       providers: [configProvider],
       exports: [configProvider],

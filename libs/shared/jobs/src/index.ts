@@ -1,0 +1,3 @@
+export * from './periodic-job.decorator';
+export * from './periodic-jobs';
+export * from './periodic-jobs.module';
