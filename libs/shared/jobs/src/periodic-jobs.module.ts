@@ -1,6 +1,7 @@
 import { type DynamicModule, type InjectionToken, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 
+import { DeclaredMethods } from './declared-methods';
 import { PERIODIC_JOBS_SETTINGS, PeriodicJobs } from './periodic-jobs';
 
 /** Runs the process's @PeriodicJob methods; `settings` is the config class their intervals read. */
@@ -10,7 +11,11 @@ export class PeriodicJobsModule {
     return {
       module: PeriodicJobsModule,
       imports: [DiscoveryModule],
-      providers: [{ provide: PERIODIC_JOBS_SETTINGS, useValue: options.settings }, PeriodicJobs],
+      providers: [
+        { provide: PERIODIC_JOBS_SETTINGS, useValue: options.settings },
+        DeclaredMethods,
+        PeriodicJobs,
+      ],
       exports: [PeriodicJobs],
     };
   }

@@ -10,8 +10,9 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
-import { DiscoveryService, MetadataScanner, ModuleRef, Reflector } from '@nestjs/core';
+import { ModuleRef } from '@nestjs/core';
 
+import { DeclaredMethods } from './declared-methods';
 import { type JobRun, PERIODIC_JOB, type PeriodicJobDeclaration } from './periodic-job.decorator';
 
 export const PERIODIC_JOBS_SETTINGS = Symbol('envoi:periodic-jobs-settings');
@@ -35,9 +36,7 @@ export class PeriodicJobs implements OnApplicationBootstrap, OnModuleDestroy {
   private runs: PeriodicRun[] = [];
 
   constructor(
-    private readonly discovery: DiscoveryService,
-    private readonly scanner: MetadataScanner,
-    private readonly reflector: Reflector,
+    private readonly methods: DeclaredMethods,
     private readonly moduleRef: ModuleRef,
     @Inject(PERIODIC_JOBS_SETTINGS) private readonly settingsToken: InjectionToken,
   ) {}
@@ -45,29 +44,14 @@ export class PeriodicJobs implements OnApplicationBootstrap, OnModuleDestroy {
   /** The jobs this process declares, found on its providers. */
   declared(): DeclaredJob[] {
     const settings: unknown = this.moduleRef.get(this.settingsToken, { strict: false });
-    const jobs: DeclaredJob[] = [];
-    for (const wrapper of this.discovery.getProviders()) {
-      const instance: unknown = wrapper.instance;
-      if (!wrapper.isDependencyTreeStatic() || typeof instance !== 'object' || instance === null) {
-        continue;
-      }
-      const prototype = Object.getPrototypeOf(instance) as object;
-      for (const method of this.scanner.getAllMethodNames(prototype)) {
-        const handler = (instance as Record<string, unknown>)[method];
-        if (typeof handler !== 'function') continue;
-        const declaration = this.reflector.get<PeriodicJobDeclaration | undefined>(
-          PERIODIC_JOB,
-          handler,
-        );
-        if (!declaration) continue;
-        jobs.push({
-          handler: `${instance.constructor.name}.${method}`,
-          name: declaration.name,
-          intervalMs: declaration.intervalMs(settings),
-          run: (handler as (run: JobRun) => Promise<void>).bind(instance),
-        });
-      }
-    }
+    const jobs = this.methods
+      .find<PeriodicJobDeclaration>(PERIODIC_JOB)
+      .map(({ declaration, name, call }): DeclaredJob => ({
+        handler: name,
+        name: declaration.name,
+        intervalMs: declaration.intervalMs(settings),
+        run: call as (run: JobRun) => Promise<void>,
+      }));
     const names = jobs.map((job) => job.name);
     const repeated = names.find((name, index) => names.indexOf(name) !== index);
     if (repeated !== undefined) throw new Error(`two periodic jobs are named ${repeated}`);

@@ -1,3 +1,4 @@
+import { DeclaredMethods } from '@envoi/shared-jobs';
 import { type DynamicModule, Module, type Type } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 
@@ -29,6 +30,7 @@ export class StreamConsumersModule {
       providers: [
         { provide: STREAM_CONSUMERS_OPTIONS, useValue: consumerOptions },
         ...(deadLetters ? [{ provide: DEAD_LETTER_STORE, useClass: deadLetters }] : []),
+        DeclaredMethods,
         StreamConsumers,
       ],
       exports: [StreamConsumers],

@@ -1,4 +1,5 @@
 import type { StreamSubject } from '@envoi/contracts-core';
+import { DeclaredMethods } from '@envoi/shared-jobs';
 import {
   Inject,
   Injectable,
@@ -9,7 +10,7 @@ import {
   type OnModuleInit,
   Optional,
 } from '@nestjs/common';
-import { DiscoveryService, MetadataScanner, ModuleRef, Reflector } from '@nestjs/core';
+import { ModuleRef } from '@nestjs/core';
 import { JSONCodec, type NatsConnection, type Subscription } from 'nats';
 
 import {
@@ -111,9 +112,7 @@ export class StreamConsumers implements OnModuleInit, OnApplicationBootstrap, On
   private readonly logger = new Logger(StreamConsumers.name);
 
   constructor(
-    private readonly discovery: DiscoveryService,
-    private readonly scanner: MetadataScanner,
-    private readonly reflector: Reflector,
+    private readonly methods: DeclaredMethods,
     private readonly moduleRef: ModuleRef,
     @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
     @Inject(STREAM_CONSUMERS_OPTIONS) private readonly options: StreamConsumersOptions,
@@ -204,27 +203,11 @@ export class StreamConsumers implements OnModuleInit, OnApplicationBootstrap, On
 
   private discover(): Binding[] {
     const settings = this.settings();
-    const bindings: Binding[] = [];
-    for (const wrapper of this.discovery.getProviders()) {
-      const instance: unknown = wrapper.instance;
-      if (!wrapper.isDependencyTreeStatic() || typeof instance !== 'object' || instance === null) {
-        continue;
-      }
-      const prototype = Object.getPrototypeOf(instance) as object;
-      for (const method of this.scanner.getAllMethodNames(prototype)) {
-        const handler = (instance as Record<string, unknown>)[method];
-        if (typeof handler !== 'function') continue;
-        const metadata = this.reflector.get<StreamConsumerMetadata | undefined>(
-          STREAM_CONSUMER,
-          handler,
-        );
-        if (!metadata) continue;
-        const owner = instance.constructor.name;
-        const bound = (handler as (...args: never[]) => unknown).bind(instance);
-        bindings.push(this.bind(metadata, `${owner}.${method}`, owner, bound, settings));
-      }
-    }
-    return bindings;
+    return this.methods
+      .find<StreamConsumerMetadata>(STREAM_CONSUMER)
+      .map(({ declaration, name, owner, call }) =>
+        this.bind(declaration, name, owner, call, settings),
+      );
   }
 
   private bind(
