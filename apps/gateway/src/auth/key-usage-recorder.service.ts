@@ -1,7 +1,8 @@
 import { AccountsSubjects } from '@envoi/contracts-accounts';
+import { PeriodicJob } from '@envoi/shared-jobs';
 import { RpcClient } from '@envoi/shared-nats';
 import type { Logger } from '@envoi/shared-observability';
-import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 
 import { GatewayConfig } from '../gateway.config';
 import { LOGGER } from '../logger.provider';
@@ -11,28 +12,30 @@ import { LOGGER } from '../logger.provider';
  * request never costs a database write.
  */
 @Injectable()
-export class KeyUsageRecorder implements OnModuleInit, OnApplicationShutdown {
+export class KeyUsageRecorder implements OnApplicationShutdown {
   private pending = new Map<string, Date>();
-  private timer?: NodeJS.Timeout;
 
   constructor(
     private readonly rpc: RpcClient,
-    private readonly config: GatewayConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  onModuleInit(): void {
-    this.timer = setInterval(() => this.flush(), this.config.API_KEY_USAGE_FLUSH_MS);
-    this.timer.unref();
-  }
-
+  /** The uses since the last report are not lost when the replica stops. */
   onApplicationShutdown(): void {
-    clearInterval(this.timer);
     this.flush();
   }
 
   record(keyId: string): void {
     this.pending.set(keyId, new Date());
+  }
+
+  @PeriodicJob<GatewayConfig>({
+    name: 'api key usage report',
+    intervalMs: (config) => config.API_KEY_USAGE_FLUSH_MS,
+  })
+  flushJob(): Promise<void> {
+    this.flush();
+    return Promise.resolve();
   }
 
   flush(): void {
