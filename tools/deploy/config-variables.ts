@@ -54,6 +54,23 @@ export function configVariablesOf(workspaceRoot: string, programFile: string): C
   };
 }
 
+const programs = new Map<string, ConfigVariables>();
+
+/** The variables of the class apps/<service>/src/<program>.ts loads (each file read once). */
+export function programConfigVariables(
+  workspaceRoot: string,
+  service: string,
+  program: 'main' | 'migrate',
+): ConfigVariables {
+  const file = path.join(workspaceRoot, `apps/${service}/src/${program}.ts`);
+  let config = programs.get(file);
+  if (!config) {
+    config = configVariablesOf(workspaceRoot, file);
+    programs.set(file, config);
+  }
+  return config;
+}
+
 /** Where each config-loading call takes its config class: `loadConfig(Class)`, `startService(name, Class, …)`. */
 const CONFIG_CLASS_ARGUMENT: Readonly<Record<string, number>> = { loadConfig: 0, startService: 1 };
 

@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
+import { renderChart } from '@envoi/deploy';
 import { PLATFORM_SERVICES } from '@envoi/shared-infra';
 import { IsolatedPlatform } from '@envoi/shared-testing';
 
@@ -52,8 +53,9 @@ async function runIn(copy: string, program: string, args: string[], env: NodeJS.
 /**
  * The service generator, run as a developer runs it (`nx g`), on a copy of the workspace: the
  * service it makes type-checks, passes its own unit and integration tests (booted from dist/
- * against real PostgreSQL and NATS, answering its ping and /readyz), and passes the deployment
- * files' checks of compose.yaml and the chart values. The repository itself is left untouched.
+ * against real PostgreSQL and NATS, answering its ping and /readyz), passes the deployment files'
+ * checks of compose.yaml and the chart, and renders in the chart (the real helm). The repository
+ * itself is left untouched.
  */
 describe('nx g @envoi/generators:service', () => {
   let copy = '';
@@ -114,7 +116,7 @@ describe('nx g @envoi/generators:service', () => {
   );
 
   it(
-    "passes its unit tests and the deployment files' checks (compose, chart values)",
+    "passes its unit tests and the deployment files' checks (compose, the rendered chart)",
     async () => {
       const { stderr } = await runIn(copy, 'node_modules/jest/bin/jest.js', [
         '-c',
@@ -124,8 +126,39 @@ describe('nx g @envoi/generators:service', () => {
         'tools/deploy',
         '--verbose',
       ]);
-      expect(stderr).toMatch(/Test Suites:\s+4 passed, 4 total/);
+      expect(stderr).toMatch(/Test Suites:\s+7 passed, 7 total/);
       expect(stderr).toContain(`runs the ${SERVICE} service`);
+      expect(stderr).toContain(`probes ${SERVICE} on its health port`);
+    },
+    STEP_TIMEOUT_MS,
+  );
+
+  it(
+    'renders in the Helm chart: a Deployment probed on its health port and a migration hook Job',
+    async () => {
+      const manifests = await renderChart(copy, 'k8s/envoi', {
+        files: ['k8s/envoi/ci/existing-secrets-values.yaml'],
+      });
+      const named = (kind: string, name: string) =>
+        manifests.find((manifest) => manifest.kind === kind && manifest.metadata.name === name);
+      const containerOf = (kind: string, name: string) =>
+        (
+          named(kind, name)?.['spec'] as
+            { template: { spec: { containers: object[] } } } | undefined
+        )?.template.spec.containers;
+      const deployment = containerOf('Deployment', `envoi-${SERVICE}`);
+      expect(deployment).toHaveLength(1);
+      expect(deployment?.[0]).toMatchObject({
+        args: [`dist/apps/${SERVICE}/src/main.js`],
+        livenessProbe: { httpGet: { path: '/healthz', port: 'health' } },
+        readinessProbe: { httpGet: { path: '/readyz', port: 'health' } },
+      });
+      const job = named('Job', `envoi-migrate-${SERVICE}`);
+      expect(job?.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
+      expect(containerOf('Job', `envoi-migrate-${SERVICE}`)?.[0]).toMatchObject({
+        args: [`dist/apps/${SERVICE}/src/migrate.js`],
+      });
+      expect(named('ConfigMap', `envoi-${SERVICE}`)).toBeDefined();
     },
     STEP_TIMEOUT_MS,
   );
