@@ -18,7 +18,7 @@ import {
 import type { ChildHandle } from './isolated-platform';
 
 /** The sink answers each message this long after its final dot: sessions stay open. */
-const SLOW_MS = 4_000;
+const SLOW_MS = 8_000;
 const JOBS = 10;
 /** Compressed handover: a dead worker's jobs and claims end after 3 s (30 s by default). */
 const ACK_WAIT_MS = 3_000;
