@@ -27,4 +27,16 @@ describe('DeliveryConfig', () => {
       ConfigError,
     );
   });
+
+  it('claims attempts for 30 s by default, from 1 s up to 10 min', () => {
+    expect(loadConfig(DeliveryConfig, BASE).DELIVERY_CLAIM_TTL_MS).toBe(30_000);
+    expect(
+      loadConfig(DeliveryConfig, { ...BASE, DELIVERY_CLAIM_TTL_MS: '3000' }).DELIVERY_CLAIM_TTL_MS,
+    ).toBe(3_000);
+    for (const value of ['999', '600001']) {
+      expect(() => loadConfig(DeliveryConfig, { ...BASE, DELIVERY_CLAIM_TTL_MS: value })).toThrow(
+        ConfigError,
+      );
+    }
+  });
 });

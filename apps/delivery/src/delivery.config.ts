@@ -51,6 +51,13 @@ export class DeliveryConfig extends OutboxServiceEnv {
   @IntSetting(1_000, 600_000) DELIVERY_ACK_WAIT_MS: number = 30_000;
 
   /**
+   * An attempt is claimed (in the database) once its SMTP session has a connection, for this
+   * long; its worker renews every claim it holds every third of it, in one statement. A worker
+   * that dies stops renewing: another takes its attempts over once their claims end.
+   */
+  @IntSetting(1_000, 600_000) DELIVERY_CLAIM_TTL_MS: number = 30_000;
+
+  /**
    * Retry delays after the 1st, 2nd, … transient failure (milliseconds, comma-separated, each
    * jittered and multiplied by TIME_SCALE): a message is attempted at most once more than the
    * number of entries.
@@ -120,8 +127,7 @@ export class DeliveryConfig extends OutboxServiceEnv {
 
   /**
    * The longest one attempt may take, waiting for a pooled connection and every MX tried
-   * included; then it is abandoned as a transient failure. Also bounds the lease of an attempt in
-   * progress (see the README's delivery notes).
+   * included; then it is abandoned as a transient failure.
    */
   @IntSetting(1_000, 3_600_000) SMTP_ATTEMPT_TIMEOUT_MS: number = 900_000;
 
@@ -153,13 +159,5 @@ export class DeliveryConfig extends OutboxServiceEnv {
 
   retryJitterRatio(): number {
     return Number(this.RETRY_JITTER_RATIO);
-  }
-
-  /**
-   * How long an attempt stays claimed by its worker: the longest attempt, plus time to record its
-   * outcome. A job redelivered while its attempt is claimed waits for the claim to end.
-   */
-  attemptLeaseMs(): number {
-    return this.SMTP_ATTEMPT_TIMEOUT_MS + Math.max(this.DELIVERY_ACK_WAIT_MS, 10_000);
   }
 }

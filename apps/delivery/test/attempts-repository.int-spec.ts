@@ -126,6 +126,32 @@ describe('AttemptsRepository against PostgreSQL', () => {
     await expect(attempts.finish(claim, outcome)).resolves.toBe(false);
   });
 
+  it('renews the claims still held in one statement, and not those taken over', async () => {
+    const leaseUntil = new Date(Date.now() + MINUTE_MS);
+    const held = await claimOf(randomUUID(), 1, leaseUntil);
+    const other = await claimOf(randomUUID(), 1, leaseUntil);
+    const takenMessage = randomUUID();
+    const taken = await claimOf(takenMessage, 1, new Date(Date.now() - 1));
+    const takenRow = await attempts.find(takenMessage, 1);
+    if (!takenRow) throw new Error('expected the attempt');
+    await attempts.takeOver(takenRow, new Date(), record(new Date(), []));
+
+    const later = new Date(Date.now() + 2 * MINUTE_MS);
+    const renewed = await attempts.renew(
+      [held, { id: other.id, token: randomUUID() }, taken],
+      later,
+    );
+    expect([...renewed]).toEqual([held.id]);
+    const rows = await dataSource?.query<Array<{ id: string; lease_until: Date }>>(
+      'SELECT id, lease_until FROM delivery.attempts WHERE id = ANY($1::uuid[])',
+      [[held.id, other.id]],
+    );
+    const leaseOf = (id: string) => rows?.find((row) => row.id === id)?.lease_until.getTime();
+    expect(leaseOf(held.id)).toBe(later.getTime());
+    expect(leaseOf(other.id)).toBe(leaseUntil.getTime());
+    await expect(attempts.renew([], later)).resolves.toEqual(new Set());
+  });
+
   it('records an attempt without sending once, never over an existing one', async () => {
     const messageId = randomUUID();
     const outcome = record(new Date(), [{ email: 'a@r.test', result: 'bounced' }]);

@@ -4,6 +4,7 @@ import { pollUntil } from '@envoi/shared-testing';
 import {
   attemptsOfAll,
   type DeliveryTestApp,
+  isDelivered,
   newSender,
   publishJob,
   recipientDomain,
@@ -11,6 +12,7 @@ import {
   startDeliveryTestApp,
   type TestSender,
   unique,
+  waitForEveryJobAcknowledged,
 } from './delivery-test-app';
 import type { ChildHandle } from './isolated-platform';
 
@@ -19,11 +21,12 @@ const SLOW_MS = 800;
 const BATCH = 12;
 /**
  * Compressed time for the worker processes: a job unacknowledged for 1 s goes back to the queue;
- * an attempt lasts at most 2 s, so its claim (lease) ends 12 s after it started (the attempt
- * timeout plus the 10 s margin for recording an outcome); retries after 400 then 800 ms.
+ * an attempt's claim ends 2 s after its worker last renewed it; an attempt lasts at most 2 s;
+ * retries after 400 then 800 ms.
  */
 const WORKER_ENV = {
   DELIVERY_ACK_WAIT_MS: '1000',
+  DELIVERY_CLAIM_TTL_MS: '2000',
   SMTP_ATTEMPT_TIMEOUT_MS: '2000',
   SMTP_MAX_CONNECTIONS_PER_HOST: String(BATCH * 2),
   DELIVERY_CONCURRENCY: String(BATCH * 4),
@@ -160,12 +163,7 @@ describe('delivery service: a worker killed mid-send (S2)', () => {
     expect(duplicated.filter((view) => !ambiguousIds.has(view.id))).toEqual([]);
     expect(duplicates).toBeLessThanOrEqual(ambiguous.length);
 
-    await pollUntil(
-      async () =>
-        (await test.connection.jetstreamManager()).consumers.info('DELIVERY', 'delivery-workers'),
-      (info) => info.num_pending === 0 && info.num_ack_pending === 0,
-      { what: 'every job acknowledged', timeoutMs: 10_000 },
-    );
+    await waitForEveryJobAcknowledged(test, 10_000);
 
     const perKill = [first, second].map(
       (views) =>
@@ -182,7 +180,3 @@ describe('delivery service: a worker killed mid-send (S2)', () => {
     );
   }, 60_000);
 });
-
-function isDelivered(event: { type: string }): boolean {
-  return event.type === 'message.delivered';
-}

@@ -468,5 +468,26 @@ export async function attemptsOfAll(
   return result.rows;
 }
 
+/** The delivery workers' durable consumer as the server sees it (pending, unacknowledged). */
+export async function deliveryJobsInfo(app: DeliveryTestApp) {
+  return (await app.connection.jetstreamManager()).consumers.info('DELIVERY', 'delivery-workers');
+}
+
+/** Waits until no delivery job is pending or unacknowledged. */
+export async function waitForEveryJobAcknowledged(
+  app: DeliveryTestApp,
+  timeoutMs: number,
+): Promise<void> {
+  await pollUntil(
+    () => deliveryJobsInfo(app),
+    (info) => info.num_pending === 0 && info.num_ack_pending === 0,
+    { what: 'every job acknowledged', timeoutMs },
+  );
+}
+
+export function isDelivered(event: { type: string }): boolean {
+  return event.type === 'message.delivered';
+}
+
 /** Asymmetric matchers typed `unknown`: jest types them `any`, which type-aware lint refuses. */
 export const anyString: unknown = expect.any(String);

@@ -11,6 +11,8 @@ import type { AttemptState } from './delivery-attempt.entity';
 /** What recording an outcome writes besides the attempt row: the event, maybe the next job. */
 export interface OutcomeRecord {
   outcome: AttemptOutcome;
+  /** When the attempt started, when it was never claimed (default: finishedAt). */
+  startedAt?: Date;
   finishedAt: Date;
   tls: boolean | null;
   nextAttemptAt: Date | null;
@@ -106,6 +108,25 @@ export class AttemptsRepository {
     return rows.length === 1 ? { id, token } : null;
   }
 
+  /**
+   * Extends every given claim that is still held (in progress, same token) to `leaseUntil`, in
+   * one statement; the ids of those it extended (the others were taken over).
+   */
+  async renew(claims: readonly AttemptClaim[], leaseUntil: Date): Promise<Set<string>> {
+    if (claims.length === 0) return new Set();
+    const rows = await this.dataSource.query<Array<{ id: string }>>(
+      `WITH renewed AS (
+         UPDATE delivery.attempts AS attempt SET lease_until = $1
+           FROM unnest($2::uuid[], $3::uuid[]) AS held(id, token)
+          WHERE attempt.id = held.id AND attempt.claim_token = held.token
+            AND attempt.state = 'in_progress'
+         RETURNING attempt.id
+       ) SELECT id FROM renewed`,
+      [leaseUntil, claims.map((claim) => claim.id), claims.map((claim) => claim.token)],
+    );
+    return new Set(rows.map((row) => row.id));
+  }
+
   /** Gives a claim up before anything was sent, so that the job can run again at once. */
   async release(claim: AttemptClaim): Promise<void> {
     await this.dataSource.query(
@@ -174,7 +195,7 @@ export class AttemptsRepository {
         messageId,
         accountId,
         attempt,
-        record.finishedAt,
+        record.startedAt ?? record.finishedAt,
         sandbox,
       ],
     );

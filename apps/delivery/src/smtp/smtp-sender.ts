@@ -104,6 +104,17 @@ function isTlsFailure(error: unknown): boolean {
   return asSmtpError(error).code === 'ETLS';
 }
 
+/** The caller's say over the sessions of an attempt. */
+export interface SessionGate {
+  /**
+   * Called with a connection in hand, before the envelope goes out: false sends nothing (the
+   * connection goes back to the pool) and the attempt ends as aborted.
+   */
+  open(): Promise<boolean>;
+  /** Once aborted, stops a session whose message data has not been read yet (not one after). */
+  readonly beforeData: AbortSignal;
+}
+
 export interface SmtpSenderOptions {
   /** Addresses (over every MX host) one attempt tries at most. */
   maxAddresses: number;
@@ -129,6 +140,7 @@ export class SmtpSender {
     hosts: MailHost[],
     message: OutboundMessage,
     signal: AbortSignal,
+    gate?: SessionGate,
   ): Promise<SendResult> {
     let tried = 0;
     let last: { host: string; reply: string } = { host: '', reply: 'no address to try' };
@@ -136,7 +148,7 @@ export class SmtpSender {
       for (const address of addresses) {
         if (tried >= this.options.maxAddresses) return { kind: 'transient', ...last };
         tried++;
-        const outcome = await this.sendTo({ address, host, plain: false }, message, signal);
+        const outcome = await this.sendTo({ address, host, plain: false }, message, signal, gate);
         if (outcome.kind !== 'next') return outcome;
         last = { host, reply: outcome.reply };
       }
@@ -148,15 +160,19 @@ export class SmtpSender {
   private async sendTo(
     first: SmtpEndpoint,
     message: OutboundMessage,
-    signal: AbortSignal,
+    attemptSignal: AbortSignal,
+    gate: SessionGate | undefined,
   ): Promise<SendResult | { kind: 'next'; reply: string }> {
     let endpoint = first;
     // At most: a stale pooled session, then a fresh one, then a plain-text fallback.
     for (let round = 0; round < 3; round++) {
+      const session = sessionSignal(attemptSignal, gate?.beforeData);
+      const signal = session.signal;
       let leased;
       try {
         leased = await this.pool.acquire(endpoint, signal);
       } catch (error) {
+        session.done();
         if (error instanceof SmtpAbortedError || signal.aborted) {
           return { kind: 'aborted', host: endpoint.host, dataSent: false };
         }
@@ -166,7 +182,20 @@ export class SmtpSender {
         }
         return { kind: 'next', reply: connectionReply(error) };
       }
-      const stream = signed(message);
+      // The gate may claim the attempt (a database write): nothing is sent before it says so.
+      const opened = gate
+        ? await gate.open().catch((error: unknown) => {
+            this.pool.giveBack(leased, true);
+            session.done();
+            throw error;
+          })
+        : true;
+      if (!opened) {
+        this.pool.giveBack(leased, true);
+        session.done();
+        return { kind: 'aborted', host: endpoint.host, dataSent: false };
+      }
+      const stream = session.watch(signed(message));
       try {
         const info = await this.pool.send(leased, message.envelope, stream, signal);
         this.pool.giveBack(leased, true);
@@ -200,6 +229,8 @@ export class SmtpSender {
         // Nothing of the message went out: a stale pooled session gets one fresh try here.
         if (leased.reused && round === 0) continue;
         return { kind: 'next', reply: describeSmtpError(error) };
+      } finally {
+        session.done();
       }
     }
     return { kind: 'next', reply: 'gave up on this address' };
@@ -210,6 +241,31 @@ export class SmtpSender {
 function connectionReply(error: unknown): string {
   const reply = parseSmtpReply(asSmtpError(error).response);
   return reply ? formatSmtpReply(reply) : describeSmtpError(error);
+}
+
+/**
+ * One session's signal: the attempt's, or the gate's stop while the message's data has not been
+ * read (once read, the session runs to its end: the server may be taking the message). watch()
+ * names the message's stream; done() stops listening to the gate.
+ */
+export function sessionSignal(
+  attempt: AbortSignal,
+  beforeData: AbortSignal | undefined,
+): { signal: AbortSignal; watch(stream: Readable): Readable; done(): void } {
+  let data: Readable | undefined;
+  const watch = (stream: Readable) => (data = stream);
+  if (!beforeData) return { signal: attempt, watch, done: () => undefined };
+  const stop = new AbortController();
+  const onStop = () => {
+    if (!data?.readableDidRead) stop.abort();
+  };
+  if (beforeData.aborted) onStop();
+  else beforeData.addEventListener('abort', onStop, { once: true });
+  return {
+    signal: AbortSignal.any([attempt, stop.signal]),
+    watch,
+    done: () => beforeData.removeEventListener('abort', onStop),
+  };
 }
 
 function signed(message: OutboundMessage): Readable {

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 
 import { AttemptsRepository } from '../attempts/attempts.repository';
+import { ClaimKeeper } from '../attempts/claim-keeper';
 import { DeliveryConfig } from '../delivery.config';
 import { SenderKeys } from '../senders/sender-keys.service';
 import { createRoutingDns, MxResolver } from '../smtp/mx-resolver';
@@ -12,6 +13,7 @@ import { DeliveryWorker } from './delivery-worker';
 @Module({
   providers: [
     AttemptsRepository,
+    ClaimKeeper,
     SenderKeys,
     {
       provide: MX_RESOLVER,

@@ -23,12 +23,12 @@ import type { NatsConnection } from 'nats';
 import { DataSource, type EntityManager } from 'typeorm';
 
 import {
-  type AttemptClaim,
   type AttemptRow,
   AttemptsRepository,
   type OutcomeRecord,
   type SettledRecipients,
 } from '../attempts/attempts.repository';
+import { type AttemptGate, ClaimKeeper } from '../attempts/claim-keeper';
 import { DeliveryConfig } from '../delivery.config';
 import { nextRetry, type RetryPolicy } from '../retry/retry-schedule';
 import { SenderDomainGoneError, SenderKeys } from '../senders/sender-keys.service';
@@ -78,8 +78,9 @@ interface AttemptTarget {
 
 /**
  * One delivery job: reads the message, decides without network I/O when it can (a duplicate
- * job, a final status, not yet due, expired, sandbox), otherwise claims the attempt, sends over
- * SMTP and records the outcome, its event and any retry job in one transaction.
+ * job, a final status, not yet due, expired, sandbox), otherwise sends over SMTP (claiming the
+ * attempt once a session has a connection) and records the outcome, its event and any retry job
+ * in one transaction.
  */
 @Injectable()
 export class DeliveryService {
@@ -96,6 +97,7 @@ export class DeliveryService {
     @Inject(MX_RESOLVER) private readonly router: MxResolver,
     @Inject(SMTP_SENDER) private readonly sender: SmtpSender,
     private readonly outbox: OutboxRelayService,
+    private readonly claims: ClaimKeeper,
   ) {
     this.retryPolicy = {
       scheduleMs: config.retryScheduleMs(),
@@ -166,15 +168,17 @@ export class DeliveryService {
       );
     }
 
-    const claim = await this.attempts.claim(
-      job.message_id,
-      job.account_id,
-      job.attempt,
-      new Date(now.getTime() + this.config.attemptLeaseMs()),
-      now,
-    );
-    if (!claim) return { kind: 'nak', delayMs: 1_000, note: 'claimed by another worker' };
-    return this.attempt(job, target, claim, signal);
+    const gate = this.claims.gate({
+      messageId: job.message_id,
+      accountId: job.account_id,
+      attempt: job.attempt,
+      startedAt: now,
+    });
+    try {
+      return await this.attempt(job, target, gate, signal);
+    } finally {
+      gate.letGo();
+    }
   }
 
   /** Every pending recipient failed for good, for one reason. */
@@ -194,16 +198,16 @@ export class DeliveryService {
   private async attempt(
     job: DeliveryJob,
     target: AttemptTarget,
-    claim: AttemptClaim,
+    gate: AttemptGate,
     signal: AbortSignal,
   ): Promise<Settlement> {
     const { view } = target;
     let result: SessionResult;
     try {
-      result = await this.send(target, signal);
+      result = await this.send(target, signal, gate);
     } catch (error) {
       // Nothing went out: give the attempt back so that the retried job can run it.
-      await this.attempts.release(claim).catch(() => undefined);
+      if (gate.claim) await this.attempts.release(gate.claim).catch(() => undefined);
       if (error instanceof SenderDomainGoneError) {
         const outcome = this.failAll(target, error.message, 'not_sendable');
         return this.recordWithoutSending(job, target, outcome, new Date());
@@ -216,18 +220,41 @@ export class DeliveryService {
           `${view.id}: attempt ${job.attempt} stopped after its data was sent; it runs again and the recipient may get it twice (RFC 1047)`,
         );
       }
-      await this.attempts.release(claim);
+      if (gate.claim) await this.attempts.release(gate.claim);
       return { kind: 'nak', delayMs: 0, note: 'handed back (stopping)' };
     }
+    if (result === CLAIM_GONE) {
+      // Nothing went out. Held elsewhere: look again later; taken over: the next delivery acks.
+      return { kind: 'nak', delayMs: 1_000, note: `claim ${gate.stopped ?? 'lost'}` };
+    }
     const now = new Date();
-    const record = await this.withFollowUps(job, target, result.outcome, now, result.tls);
+    const record = {
+      ...(await this.withFollowUps(job, target, result.outcome, now, result.tls)),
+      startedAt: gate.startedAt,
+    };
+    const claim = gate.claim;
     for (let tryNumber = 1; ; tryNumber++) {
       try {
+        // No session opened (no route, no server reachable, the deadline while waiting for a
+        // connection): the attempt was never claimed, and is recorded as it ends.
         const finished = await this.recordWith(record, (manager) =>
-          this.attempts.finish(claim, record, manager),
+          claim
+            ? this.attempts.finish(claim, record, manager)
+            : this.attempts.recordWithoutSending(
+                job.message_id,
+                job.account_id,
+                job.attempt,
+                false,
+                record,
+                manager,
+              ),
         );
-        if (!finished) {
+        if (!finished && claim) {
           return ack('claim lost to a takeover; its outcome is recorded there');
+        }
+        if (!finished) {
+          // Another worker ran (or runs) this attempt: look again, as a duplicate job would.
+          return { kind: 'nak', delayMs: 1_000, note: 'attempt recorded or claimed elsewhere' };
         }
         break;
       } catch (error) {
@@ -244,11 +271,15 @@ export class DeliveryService {
    * its own timer: an AbortSignal.timeout() referred to only by AbortSignal.any() can be garbage
    * collected before it fires (Node 20), leaving the attempt without a deadline.
    */
-  private async send(target: AttemptTarget, signal: AbortSignal): Promise<SessionResult> {
+  private async send(
+    target: AttemptTarget,
+    signal: AbortSignal,
+    gate: AttemptGate,
+  ): Promise<SessionResult> {
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(), this.config.SMTP_ATTEMPT_TIMEOUT_MS);
     try {
-      return await this.sendBefore(target, signal, AbortSignal.any([signal, timeout.signal]));
+      return await this.sendBefore(target, signal, AbortSignal.any([signal, timeout.signal]), gate);
     } finally {
       clearTimeout(timer);
     }
@@ -262,6 +293,7 @@ export class DeliveryService {
     { view, settled, pending }: AttemptTarget,
     signal: AbortSignal,
     deadline: AbortSignal,
+    gate: AttemptGate,
   ): Promise<SessionResult> {
     const raw = view.content_base64
       ? Buffer.from(view.content_base64, 'base64')
@@ -288,9 +320,11 @@ export class DeliveryService {
           dkim: { domainName: key.domain, keySelector: key.selector, privateKey: key.privateKey },
         },
         deadline,
+        gate,
       );
       if (result.kind === 'aborted') {
         if (signal.aborted) return result.dataSent ? ABORTED_AFTER_DATA : ABORTED_BEFORE_DATA;
+        if (gate.stopped && !result.dataSent) return CLAIM_GONE;
         // The attempt's own deadline: a transient failure like any timeout.
         outcomes.push(
           ...sameOutcome(recipients, {
@@ -449,12 +483,15 @@ export class DeliveryService {
 
 const ABORTED_BEFORE_DATA = Symbol('aborted before data');
 const ABORTED_AFTER_DATA = Symbol('aborted after data');
+/** Another worker held the attempt when a session opened, or took it over before its data. */
+const CLAIM_GONE = Symbol('claim gone');
 
 /** What the SMTP sessions of an attempt came to, or how far they got when stopped. */
 type SessionResult =
   | { outcome: AttemptOutcome; tls: boolean | null }
   | typeof ABORTED_BEFORE_DATA
-  | typeof ABORTED_AFTER_DATA;
+  | typeof ABORTED_AFTER_DATA
+  | typeof CLAIM_GONE;
 
 /** Recipients grouped by their (ASCII) domain, in first-seen order. */
 export function byDomain(recipients: readonly string[]): Map<string, string[]> {
