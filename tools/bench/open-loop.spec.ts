@@ -8,6 +8,9 @@ import { ensureDevCertificate, readCertificate } from '@envoi/shared-infra';
 
 import { runOpenLoop } from './open-loop';
 
+// Generating the certificate and the TLS handshakes take seconds on a busy machine.
+jest.setTimeout(30_000);
+
 describe('runOpenLoop', () => {
   let server: Server;
   let baseUrl: string;

@@ -523,7 +523,7 @@ function acceptCostLines(
 function halfLoadCostLines(figures: HalfLoadFigures | null): string[] {
   if (!figures) return ['(not measured)'];
   const lines = [
-    `${integer(figures.answered)} sends at ${integer(figures.ratePerSecond)} req/s: p50 ${ms(figures.latencyP50Ms)} ms, p99 ${ms(figures.latencyP99Ms)} ms, max ${ms(figures.latencyMaxMs)} ms; p99 − p50 = ${ms(figures.latencyP99Ms - figures.latencyP50Ms)} ms of waiting behind other requests`,
+    `${integer(figures.answered)} sends at ${integer(figures.ratePerSecond)} req/s: p50 ${ms(figures.latencyP50Ms)} ms, p99 ${ms(figures.latencyP99Ms)} ms, max ${ms(figures.latencyMaxMs)} ms; p99 − p50 = ${ms(figures.latencyP99Ms - figures.latencyP50Ms)} ms of queueing and stalls`,
     cpuLine('CPU per request', figures.cpuMsPerRequest, null, 1).trim(),
   ];
   if (figures.coresBusy) lines.push(coresBusyLine(figures.coresBusy));
