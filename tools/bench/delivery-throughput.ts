@@ -1,16 +1,10 @@
 import 'reflect-metadata';
 
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
-import {
-  findFreePort,
-  type ManagedProcess,
-  type RunningPlatform,
-  startProcess,
-  waitForSignal,
-} from '@envoi/shared-infra';
+import { type ManagedProcess, startProcess, waitForSignal } from '@envoi/shared-infra';
 import { READY_SIGNAL } from '@envoi/shared-observability';
 
 import {
@@ -19,25 +13,33 @@ import {
   type BareRunRequest,
   type BareRunResult,
 } from './bare-sender.constants';
-import { createVerifiedDomain, DnsTestServer } from './bench-domain';
-import {
-  type BenchAccount,
-  createBenchAccount,
-  platformGateway,
-  startBenchPlatform,
-  type Stoppers,
-} from './bench-platform';
+import type { DnsTestServer } from './bench-domain';
+import type { BenchAccount, Stoppers } from './bench-platform';
 import { runBenchmark } from './bench-run';
-import { DeliveryDatabase, type DeliveryState, type MessageTimeline } from './delivery-database';
+import type { DeliveryDatabase, DeliveryState, MessageTimeline } from './delivery-database';
+import {
+  type Accepted,
+  acceptedEntries,
+  arrivalRate,
+  DeliveryControl,
+  perUnit,
+  SENDER_LOCAL_PART,
+  type SendPhase,
+  sendRequest,
+  sendThroughApi,
+  startDeliveryStack,
+} from './delivery-pipeline';
 import {
   type Arrival,
   type ReceiptCollector,
-  ReceiptRouter,
-  SmtpSink,
+  type ReceiptRouter,
   waitForArrivals,
 } from './delivery-sink';
-import { sendTrusted } from './load';
+import { percentile, sendTrusted } from './load';
+import { type OpenLoopLatency, openLoopLatency, runOpenLoop } from './open-loop';
 import { cpuBetween, OTHER_PROCESSES, ProcessCpu } from './process-cpu';
+import { memoryLines, StackMemory } from './process-memory';
+import { atLeast, below, targetLines, type TargetResult } from './targets';
 
 /**
  * `npm run bench:delivery` (issue 6): delivered messages per second from Envoi's API into a local
@@ -69,9 +71,19 @@ const SETTINGS = {
   settleTimeoutMs: 30_000,
   /** Retries within the run (not after a minute): a deferral shows up as a second attempt. */
   retryScheduleMs: '1000,2000',
+  /** The latency target's run: sends at half the live rate for about this long (open loop). */
+  halfRateSeconds: 8,
+  halfRateMaxInFlight: 100,
 } as const;
 
-const SENDER_LOCAL_PART = 'orders';
+/** What this benchmark's own process is labelled (it runs the sink, DNS server and API client). */
+const BENCH_LABEL = 'bench (sink, DNS, API client)';
+
+/** Issue 13's targets for delivering. */
+const TARGETS = {
+  ratioToBareWithDkim: 0.5,
+  halfRateP99Ms: 2_000,
+} as const;
 
 /** The bare block's variants. */
 const BARE_CASES = [
@@ -81,46 +93,10 @@ const BARE_CASES = [
 ] as const;
 type BareCaseKey = (typeof BARE_CASES)[number]['key'];
 
-const PARAGRAPHS = [
-  'Thank you for your order. We have received it and our team is preparing it for dispatch; you will receive another message with the tracking number as soon as the parcel leaves our warehouse.',
-  'If anything is missing or arrives damaged, reply to this message within 30 days and we will send a replacement or refund the item, whichever you prefer.',
-  'You can follow every order and download invoices from your account page. Questions? Our support team answers within one working day.',
-];
-
-/** A transactional message of ~2 KB once Envoi has built it (text and HTML parts, headers). */
-function sendBody(sender: string, recipients: readonly string[]): string {
-  return JSON.stringify({
-    from: { email: sender, name: 'Envoi Shop' },
-    recipients: recipients.map((email) => ({ email })),
-    subject: 'Your order A-10042 is confirmed',
-    text_content: ['Hello Alex,', ...PARAGRAPHS, 'The Envoi Shop team'].join('\n\n'),
-    html_content: [
-      '<html><body>',
-      '<p>Hello Alex,</p>',
-      ...PARAGRAPHS.map((paragraph) => `<p>${paragraph}</p>`),
-      '<p>The Envoi Shop team</p></body></html>',
-    ].join('\n'),
-  });
-}
-
 const integer = (value: number) =>
   Number.isFinite(value) ? Math.round(value).toLocaleString('en-US').replace(/,/g, ' ') : '–';
 const fixed = (value: number, digits: number) =>
   Number.isFinite(value) ? value.toFixed(digits) : '–';
-
-/** Nearest-rank percentile of unsorted values (NaN when empty). */
-function percentile(values: readonly number[], quantile: number): number {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.max(0, Math.ceil(quantile * sorted.length) - 1)] ?? NaN;
-}
-
-/** Messages per second between the first and the last arrival (N − 1 intervals). */
-function arrivalRate(arrivals: readonly Arrival[]): { perSecond: number; spanMs: number } {
-  const times = arrivals.map((arrival) => arrival.receivedAt);
-  const spanMs = Math.max(...times) - Math.min(...times);
-  return { perSecond: spanMs > 0 ? ((arrivals.length - 1) * 1000) / spanMs : NaN, spanMs };
-}
 
 // ---------------------------------------------------------------------------------------------
 // The bare sender process
@@ -281,85 +257,6 @@ async function runBare(
   return figures;
 }
 
-interface Accepted {
-  /** `<uuid@domain>` as the API answered, and the bare uuid. */
-  id: string;
-  uuid: string;
-  /** When the 202 carrying it arrived (epoch ms). */
-  acceptedAt: number;
-}
-
-interface SendPhase {
-  byRecipient: Map<string, Accepted>;
-  startedAt: number;
-  lastAcceptedAt: number;
-}
-
-const MESSAGE_ID = /^<([0-9a-f-]{36})@[^>]+>$/;
-
-/** Sends one message to each recipient through the API, `recipientsPerRequest` per request. */
-async function sendThroughApi(
-  gateway: { baseUrl: string; ca: string },
-  account: BenchAccount,
-  sender: string,
-  recipients: readonly string[],
-  signal: AbortSignal,
-): Promise<SendPhase> {
-  const batches: string[][] = [];
-  for (let index = 0; index < recipients.length; index += SETTINGS.recipientsPerRequest) {
-    batches.push(recipients.slice(index, index + SETTINGS.recipientsPerRequest));
-  }
-  const byRecipient = new Map<string, Accepted>();
-  const startedAt = Date.now();
-  let lastAcceptedAt = startedAt;
-  let next = 0;
-  let failed = false;
-  const worker = async () => {
-    while (!failed && next < batches.length) {
-      signal.throwIfAborted();
-      const batch = batches[next++] ?? [];
-      const response = await sendTrusted(gateway, {
-        method: 'POST',
-        path: `/v2/accounts/${account.accountId}/messages`,
-        headers: {
-          authorization: `Bearer ${account.apiKey}`,
-          'content-type': 'application/json',
-        },
-        body: sendBody(sender, batch),
-      });
-      const at = Date.now();
-      if (response.status !== 202) {
-        throw new Error(`send: ${response.status} ${response.body.slice(0, 300)}`);
-      }
-      const data = (
-        JSON.parse(response.body) as {
-          data: Array<{ id: string | null; status: string; recipient: { email: string } }>;
-        }
-      ).data;
-      for (const entry of data) {
-        const uuid = entry.id === null ? undefined : MESSAGE_ID.exec(entry.id)?.[1];
-        if (entry.status !== 'queued' || entry.id === null || uuid === undefined) {
-          throw new Error(`send: an entry was not queued: ${JSON.stringify(entry)}`);
-        }
-        byRecipient.set(entry.recipient.email, { id: entry.id, uuid, acceptedAt: at });
-      }
-      lastAcceptedAt = Math.max(lastAcceptedAt, at);
-    }
-  };
-  await Promise.all(
-    Array.from({ length: SETTINGS.requestsInFlight }, () =>
-      worker().catch((error: unknown) => {
-        failed = true;
-        throw error;
-      }),
-    ),
-  );
-  if (byRecipient.size !== recipients.length) {
-    throw new Error(`send: ${byRecipient.size} messages accepted for ${recipients.length}`);
-  }
-  return { byRecipient, startedAt, lastAcceptedAt };
-}
-
 /** Problems with what the sink received for Envoi's messages (each exactly once, as sent). */
 function checkEnvoiArrivals(
   collector: ReceiptCollector,
@@ -484,23 +381,6 @@ function stageFigures(
   });
 }
 
-/** CPU ms per label divided by `divisor`, biggest first, without labels below 1 % of the total. */
-function perUnit(
-  spent: Record<string, number> | null,
-  divisor: number,
-): Record<string, number> | null {
-  if (!spent) return null;
-  const ours = Object.entries(spent).filter(([label]) => label !== OTHER_PROCESSES);
-  const total = ours.reduce((sum, [, ms]) => sum + ms, 0);
-  const divided: Record<string, number> = {};
-  for (const [label, ms] of ours.sort((a, b) => b[1] - a[1])) {
-    if (ms >= total * 0.01) divided[label] = Number((ms / divisor).toFixed(3));
-  }
-  const other = spent[OTHER_PROCESSES];
-  if (other !== undefined) divided[OTHER_PROCESSES] = Number((other / divisor).toFixed(3));
-  return divided;
-}
-
 type EnvoiMode = 'live' | 'backlog';
 
 const ENVOI_CASES: Record<EnvoiMode, string> = {
@@ -553,68 +433,6 @@ interface EnvoiTarget {
 }
 
 /**
- * The delivery service: the platform's process until stop(), then the ones start() runs with
- * the platform's environment and arguments (optionally with `--cpu-prof`).
- */
-class DeliveryControl {
-  private current: ManagedProcess;
-  private restarts = 0;
-
-  constructor(
-    platform: RunningPlatform,
-    private readonly env: NodeJS.ProcessEnv,
-    private readonly root: string,
-    private readonly dataDir: string,
-    private readonly stoppers: Stoppers,
-    private readonly cpu: ProcessCpu,
-    private readonly profileDir: string | null,
-  ) {
-    const service = platform.services.find((candidate) => candidate.name === 'delivery');
-    if (!service) throw new Error('the platform runs no delivery service');
-    this.current = service;
-  }
-
-  /** Stops the running delivery process (SIGTERM, SIGKILL after 10 s); says how it ended. */
-  async stop(): Promise<string> {
-    const { child } = this.current;
-    const started = performance.now();
-    await this.current.stop();
-    const how = child.signalCode === null ? `exit code ${child.exitCode}` : child.signalCode;
-    return `stopped in ${integer(performance.now() - started)} ms (${how})`;
-  }
-
-  async start(): Promise<void> {
-    this.restarts++;
-    const name = `delivery-${this.restarts + 1}`;
-    if (this.profileDir) mkdirSync(this.profileDir, { recursive: true });
-    const handle = startProcess(
-      name,
-      process.execPath,
-      [
-        '--enable-source-maps',
-        // A V8 tick log, written as it runs (a --cpu-prof profile needs a clean exit).
-        ...(this.profileDir
-          ? [
-              '--prof',
-              '--no-logfile-per-isolate',
-              `--logfile=${path.join(this.profileDir, `${name}.v8.log`)}`,
-            ]
-          : []),
-        path.join(this.root, 'dist', 'apps', 'delivery', 'src', 'main.js'),
-      ],
-      {
-        env: this.env,
-        log: { kind: 'file', path: path.join(this.dataDir, 'logs', `${name}.log`) },
-      },
-    );
-    this.stoppers.add(name, () => handle.stop());
-    this.current = handle;
-    this.cpu.label(handle.child.pid, 'delivery');
-    await waitForSignal(handle, READY_SIGNAL, 60_000);
-  }
-}
-
-/**
  * One Envoi run of `SETTINGS.messages` messages. live: sent through the API while the delivery
  * service runs. backlog: sent while the delivery service is stopped, then, once every job is in
  * the DELIVERY work queue, a delivery process is started and drains it (nothing else runs).
@@ -642,6 +460,7 @@ async function runEnvoi(
     target.account,
     `${SENDER_LOCAL_PART}@${target.sendingDomain}`,
     recipients,
+    SETTINGS,
     context.signal,
   );
   context.log(
@@ -699,28 +518,16 @@ async function runEnvoi(
   );
   problems.push(...sample.problems);
 
-  const firstByRecipient = new Map<string, Arrival>();
-  for (const arrival of collector.arrivals) {
-    if (!firstByRecipient.has(arrival.recipient)) firstByRecipient.set(arrival.recipient, arrival);
-  }
-  const latencies: number[] = [];
-  const receipts = new Map<string, number>();
-  for (const [recipient, accepted] of sent.byRecipient) {
-    const arrival = firstByRecipient.get(recipient);
-    if (!arrival) continue;
-    latencies.push(arrival.receivedAt - accepted.acceptedAt);
-    receipts.set(accepted.uuid, arrival.receivedAt);
-  }
+  const { firstByRecipient, latencies, stages } = await arrivalTimes(
+    collector,
+    sent,
+    database,
+    context.log,
+  );
   const arrivals = [...firstByRecipient.values()];
   const rate = arrivalRate(arrivals);
   const lastArrival = Math.max(...arrivals.map((arrival) => arrival.receivedAt));
   const afterAccept = arrivals.filter((arrival) => arrival.receivedAt > sent.lastAcceptedAt);
-  let stages: StageFigures[] | null = null;
-  try {
-    stages = stageFigures(await database.timelines(uuids), receipts);
-  } catch (error) {
-    context.log(`stage timings unavailable: ${String(error)}`);
-  }
   const windowMs = deliveredAt - windowStartAt;
   const live = mode === 'live';
   return {
@@ -757,6 +564,137 @@ async function runEnvoi(
   };
 }
 
+/**
+ * Each sent message's first arrival, the time from its 202 to that arrival, and the stage times
+ * of the database's timestamps (null when they cannot be read).
+ */
+async function arrivalTimes(
+  collector: ReceiptCollector,
+  sent: SendPhase,
+  database: DeliveryDatabase,
+  log: (line: string) => void,
+): Promise<{
+  firstByRecipient: Map<string, Arrival>;
+  latencies: number[];
+  stages: StageFigures[] | null;
+}> {
+  const firstByRecipient = new Map<string, Arrival>();
+  for (const arrival of collector.arrivals) {
+    if (!firstByRecipient.has(arrival.recipient)) firstByRecipient.set(arrival.recipient, arrival);
+  }
+  const latencies: number[] = [];
+  const receipts = new Map<string, number>();
+  for (const [recipient, accepted] of sent.byRecipient) {
+    const arrival = firstByRecipient.get(recipient);
+    if (!arrival) continue;
+    latencies.push(arrival.receivedAt - accepted.acceptedAt);
+    receipts.set(accepted.uuid, arrival.receivedAt);
+  }
+  let stages: StageFigures[] | null = null;
+  try {
+    const uuids = [...sent.byRecipient.values()].map((accepted) => accepted.uuid);
+    stages = stageFigures(await database.timelines(uuids), receipts);
+  } catch (error) {
+    log(`stage timings unavailable: ${String(error)}`);
+  }
+  return { firstByRecipient, latencies, stages };
+}
+
+/**
+ * ratePerSecond: half of the live case's delivered msg/s, the rate the sends start at (open
+ * loop); latencies: 202 received → message in the sink.
+ */
+interface HalfRateFigures extends OpenLoopLatency {
+  liveDeliveredPerSecond: number;
+  messages: number;
+  stages: StageFigures[] | null;
+  /** CPU ms per message from the first send until every message arrived. */
+  cpuMsPerMessage: Record<string, number> | null;
+}
+
+/**
+ * The latency target's run: 1-recipient sends started on a fixed schedule at half of the live
+ * case's delivery rate for about `halfRateSeconds`, each message timed from its 202 to the sink.
+ */
+async function measureHalfRate(
+  context: Context,
+  target: EnvoiTarget,
+  liveDeliveredPerSecond: number,
+): Promise<{ figures: HalfRateFigures; problems: string[] }> {
+  const prefix = `half-${context.runId}-`;
+  const collector = context.router.collect(prefix, true);
+  const sender = `${SENDER_LOCAL_PART}@${target.sendingDomain}`;
+  const ratePerSecond = liveDeliveredPerSecond / 2;
+  const byRecipient = new Map<string, Accepted>();
+  let next = 0;
+  const startedAt = Date.now();
+  const before = target.cpu.snapshot();
+  const sample = await runOpenLoop({
+    target: target.gateway,
+    ratePerSecond,
+    count: Math.max(20, Math.round(ratePerSecond * SETTINGS.halfRateSeconds)),
+    next: () =>
+      sendRequest(target.account, sender, [`${prefix}${next++}@${context.recipientDomain}`]),
+    check: (response) => {
+      if (response.status !== 202)
+        return `status ${response.status}: ${response.body.slice(0, 300)}`;
+      try {
+        for (const [recipient, entry] of acceptedEntries(response.body, Date.now())) {
+          byRecipient.set(recipient, entry);
+        }
+        return null;
+      } catch (error) {
+        return error instanceof Error ? error.message : String(error);
+      }
+    },
+    maxInFlight: SETTINGS.halfRateMaxInFlight,
+    signal: context.signal,
+  });
+  const acceptedTimes = [...byRecipient.values()].map((accepted) => accepted.acceptedAt);
+  const sent: SendPhase = {
+    byRecipient,
+    startedAt,
+    lastAcceptedAt: Math.max(startedAt, ...acceptedTimes),
+  };
+  await waitForArrivals(collector, byRecipient.size, {
+    timeoutMs: SETTINGS.runTimeoutMs,
+    stallMs: SETTINGS.stallMs,
+    signal: context.signal,
+    what: 'Envoi at half rate',
+  });
+  const spent = cpuBetween(before, target.cpu.snapshot());
+  const uuids = [...byRecipient.values()].map((accepted) => accepted.uuid);
+  const settled = await target.database.waitForStatus(
+    uuids,
+    'Delivered',
+    SETTINGS.settleTimeoutMs,
+    context.signal,
+  );
+  const { latencies, stages } = await arrivalTimes(collector, sent, target.database, context.log);
+  const problems = checkEnvoiArrivals(collector, sent, target.sendingDomain);
+  if (sample.failed > 0) {
+    problems.push(`${sample.failed} sends not accepted, first: ${sample.firstFailure ?? '?'}`);
+  }
+  if (sample.skipped > 0) {
+    problems.push(
+      `${sample.skipped} sends not started (${SETTINGS.halfRateMaxInFlight} in flight)`,
+    );
+  }
+  if (settled.waitedMs === null) {
+    problems.push(`statuses not all Delivered: ${JSON.stringify(settled.state.statuses)}`);
+  }
+  return {
+    figures: {
+      ...openLoopLatency(sample, latencies),
+      liveDeliveredPerSecond,
+      messages: byRecipient.size,
+      stages,
+      cpuMsPerMessage: perUnit(spent, Math.max(1, byRecipient.size)),
+    },
+    problems: problems.map((problem) => `Envoi at half rate: ${problem}`),
+  };
+}
+
 /** The raw message Envoi built (as the sink got it) without its DKIM signature. */
 function templateFrom(arrival: Arrival | undefined): string {
   if (!arrival?.raw) throw new Error('no warm-up message to copy for the bare sender');
@@ -783,6 +721,7 @@ async function warmUpEnvoi(
     account,
     `${SENDER_LOCAL_PART}@${sendingDomain}`,
     recipients,
+    SETTINGS,
     context.signal,
   );
   await waitForArrivals(collector, recipients.length, {
@@ -845,27 +784,12 @@ function printEnvoiDetails(envoi: EnvoiFigures): void {
   console.log(
     `  checks: ${envoi.state.statuses['Delivered'] ?? 0} of ${envoi.messages} Delivered (${envoi.settledMs === null ? 'NOT settled' : `${integer(envoi.settledMs)} ms after the last arrival`}), ${envoi.state.attempts} attempts, ${envoi.state.retried} retried, ${envoi.apiSampleChecked} read back through the API; ${fixed(envoi.dnsQueriesPerMessage, 1)} DNS questions per message`,
   );
-  if (envoi.stages) {
-    console.log(
-      `  ${'stage (ms)'.padEnd(58)} ${'p50'.padStart(6)} ${'p90'.padStart(6)} ${'max'.padStart(6)}`,
-    );
-    for (const stage of envoi.stages) {
-      console.log(
-        `    ${stage.stage.padEnd(56)} ${integer(stage.p50Ms).padStart(6)} ${integer(stage.p90Ms).padStart(6)} ${integer(stage.maxMs).padStart(6)}`,
-      );
-    }
-  }
-  const cpuLine = (entries: Record<string, number> | null, format: (value: number) => string) =>
-    entries === null
-      ? '(no /proc)'
-      : Object.entries(entries)
-          .map(([label, value]) => `${label} ${format(value)}`)
-          .join(', ');
+  for (const line of stageLines(envoi.stages)) console.log(`  ${line}`);
   console.log(
-    `  CPU ms per message (${envoi.mode === 'live' ? 'accepting included' : 'delivery only'}): ${cpuLine(envoi.cpuMsPerMessage, (value) => value.toFixed(2))}`,
+    `  CPU ms per message (${envoi.mode === 'live' ? 'accepting included' : 'delivery only'}): ${cpuEntries(envoi.cpuMsPerMessage, (value) => value.toFixed(2))}`,
   );
   console.log(
-    `  share of one core while delivering: ${cpuLine(envoi.coreShareWhileDelivering, (value) => `${Math.round(value * 100)} %`)}`,
+    `  share of one core while delivering: ${cpuEntries(envoi.coreShareWhileDelivering, (value) => `${Math.round(value * 100)} %`)}`,
   );
 }
 
@@ -907,6 +831,99 @@ function printReport(envoi: EnvoiFigures[], bare: BareFigures[]): Record<EnvoiMo
   return ratios;
 }
 
+function stageLines(stages: readonly StageFigures[] | null): string[] {
+  if (!stages) return [];
+  return [
+    `${'stage (ms)'.padEnd(58)} ${'p50'.padStart(6)} ${'p90'.padStart(6)} ${'max'.padStart(6)}`,
+    ...stages.map(
+      (stage) =>
+        `  ${stage.stage.padEnd(56)} ${integer(stage.p50Ms).padStart(6)} ${integer(stage.p90Ms).padStart(6)} ${integer(stage.maxMs).padStart(6)}`,
+    ),
+  ];
+}
+
+function cpuEntries(
+  entries: Record<string, number> | null,
+  format: (value: number) => string,
+): string {
+  return entries === null
+    ? '(no /proc)'
+    : Object.entries(entries)
+        .map(([label, value]) => `${label} ${format(value)}`)
+        .join(', ');
+}
+
+function printHalfRate(figures: HalfRateFigures): void {
+  console.log(
+    `\nEnvoi at half rate: ${integer(figures.messages)} messages of 1 recipient sent at ${integer(figures.ratePerSecond)} msg/s (half the live ${integer(figures.liveDeliveredPerSecond)}), open loop`,
+  );
+  console.log(
+    `  202 → in the sink: p50 ${integer(figures.latencyP50Ms)} ms, p99 ${integer(figures.latencyP99Ms)} ms, max ${integer(figures.latencyMaxMs)} ms`,
+  );
+  for (const line of stageLines(figures.stages)) console.log(`  ${line}`);
+  console.log(
+    `  CPU ms per message: ${cpuEntries(figures.cpuMsPerMessage, (value) => value.toFixed(2))}`,
+  );
+}
+
+/** CPU ms per message of our processes together (without the rest of the machine). */
+function ownCpu(entries: Record<string, number> | null): number {
+  return Object.entries(entries ?? {})
+    .filter(([label]) => label !== OTHER_PROCESSES)
+    .reduce((sum, [, value]) => sum + value, 0);
+}
+
+/** Where a delivery case's time goes, beside the bare sender with DKIM. */
+function deliveryCostLines(figures: EnvoiFigures | undefined, bare: BareFigures | undefined) {
+  if (!figures) return ['(not measured)'];
+  const reference = bare?.deliveredPerSecond ?? NaN;
+  const cpuPerMessage = ownCpu(figures.cpuMsPerMessage);
+  const targetRate = reference * TARGETS.ratioToBareWithDkim;
+  const cores = os.cpus().length;
+  return [
+    `one message takes ${fixed(1000 / figures.deliveredPerSecond, 2)} ms of wall time (bare + DKIM: ${fixed(1000 / reference, 2)} ms)`,
+    `CPU ms per message ${fixed(cpuPerMessage, 2)} (${figures.mode === 'live' ? 'accepting included' : 'delivery only'}): ${cpuEntries(figures.cpuMsPerMessage, (value) => value.toFixed(2))}; bare sender: ${fixed(bare?.senderCpuMsPerMessage ?? NaN, 2)}`,
+    `share of one core while delivering: ${cpuEntries(figures.coreShareWhileDelivering, (value) => `${Math.round(value * 100)} %`)}`,
+    `at ${integer(targetRate)} msg/s (${TARGETS.ratioToBareWithDkim} × bare) this CPU per message would keep ${fixed((cpuPerMessage * targetRate) / 1000, 1)} cores busy (the machine has ${cores}): it must fall below ${fixed((1000 * cores) / targetRate, 2)} ms`,
+    ...stageLines(figures.stages),
+  ];
+}
+
+function deliveryTargets(
+  envoi: readonly EnvoiFigures[],
+  bare: readonly BareFigures[],
+  halfRate: HalfRateFigures | null,
+): TargetResult[] {
+  const reference = bare.find((figures) => figures.key === 'dkim');
+  const ratio = (mode: EnvoiMode) => {
+    const figures = envoi.find((candidate) => candidate.mode === mode);
+    return atLeast({
+      target: `${ENVOI_CASES[mode]}: × the bare pooled sender with DKIM`,
+      value: (figures?.deliveredPerSecond ?? NaN) / (reference?.deliveredPerSecond ?? NaN),
+      threshold: TARGETS.ratioToBareWithDkim,
+      format: (value) => `${fixed(value, 3)} × bare`,
+      breakdown: deliveryCostLines(figures, reference),
+    });
+  };
+  return [
+    ratio('live'),
+    ratio('backlog'),
+    below({
+      target: `202 → in the sink at half the live rate (${integer(halfRate?.ratePerSecond ?? NaN)} msg/s): p99`,
+      value: halfRate?.latencyP99Ms ?? NaN,
+      threshold: TARGETS.halfRateP99Ms,
+      format: (value) => `${integer(value)} ms`,
+      breakdown: halfRate
+        ? [
+            `p50 ${integer(halfRate.latencyP50Ms)} ms, max ${integer(halfRate.latencyMaxMs)} ms; per stage:`,
+            ...stageLines(halfRate.stages),
+            `CPU ms per message: ${cpuEntries(halfRate.cpuMsPerMessage, (value) => value.toFixed(2))}`,
+          ]
+        : ['(not measured)'],
+    }),
+  ];
+}
+
 // ---------------------------------------------------------------------------------------------
 
 runBenchmark('delivery-throughput', async ({ root, dataDir, stoppers, signal, log, keepData }) => {
@@ -916,43 +933,19 @@ runBenchmark('delivery-throughput', async ({ root, dataDir, stoppers, signal, lo
     process.env['BENCH_PROFILE_DELIVERY'] === undefined ? null : path.join(dataDir, 'profiles');
   if (profileDir !== null) keepData();
   const runId = randomUUID().slice(0, 8);
-  const recipientDomain = `inbox-${runId}.example.net`;
-  const mxHost = `mx.${recipientDomain}`;
-
-  const sinkPort = await findFreePort();
-  const sink = await SmtpSink.start('127.0.0.1', sinkPort);
-  stoppers.add('smtp sink', () => sink.stop());
-  const router = new ReceiptRouter(sink);
-  const dns = await DnsTestServer.start();
-  stoppers.add('dns server', () => dns.stop());
-  dns.set(recipientDomain, [{ type: 'MX', exchange: mxHost, priority: 10 }]);
-  dns.set(mxHost, [{ type: 'A', address: '127.0.0.1' }]);
-
-  log(
-    `starting a throwaway platform in ${dataDir} (DNS on ${dns.address}, MX of ${recipientDomain}: the sink on 127.0.0.1:${sinkPort})`,
-  );
-  const platform = await startBenchPlatform(root, dataDir, log, {
-    DNS_SERVERS: dns.address,
-    DNS_TIMEOUT_MS: '1000',
-    SMTP_OUTBOUND_PORT: String(sinkPort),
+  const stack = await startDeliveryStack({ root, dataDir, stoppers, signal, log }, runId, {
     RETRY_SCHEDULE_MS: SETTINGS.retryScheduleMs,
   });
-  stoppers.add('platform', () => platform.stop());
-  signal.throwIfAborted();
+  const { platform, sinkPort, router, dns, recipientDomain, database, gateway, account } = stack;
+  const { sendingDomain } = stack;
   const bareSender = await BareSender.start(root, dataDir, stoppers);
-  const database = await DeliveryDatabase.connect(platform.databaseUrl);
-  stoppers.add('database client', () => database.close());
 
-  const ca = readFileSync(platform.certificate.certPath, 'utf8');
-  const gateway = { baseUrl: platformGateway(platform, dataDir).baseUrl, ca };
-  const account = await createBenchAccount(platform);
-  const sendingDomain = `s${runId}.example.test`;
-  await createVerifiedDomain(gateway, account, dns, sendingDomain, signal);
-  log(`account ${account.accountId}, sending domain ${sendingDomain} verified`);
-
-  const cpu = new ProcessCpu('bench (sink, DNS, API client)');
+  const cpu = new ProcessCpu(BENCH_LABEL);
   for (const service of platform.services) cpu.label(service.child.pid, service.name);
   cpu.label(bareSender.pid, 'bare sender');
+  const memory = new StackMemory(cpu, new Set([BENCH_LABEL, 'bare sender']));
+  memory.recordIdle();
+  memory.start();
   const context: Context = { runId, signal, log, sinkPort, router, recipientDomain };
   const target: EnvoiTarget = {
     gateway,
@@ -998,6 +991,18 @@ runBenchmark('delivery-throughput', async ({ root, dataDir, stoppers, signal, lo
     problems.push(...run.problems);
   }
 
+  const live = envoi.find((figures) => figures.mode === 'live');
+  let halfRate: HalfRateFigures | null = null;
+  if (live && Number.isFinite(live.deliveredPerSecond)) {
+    log(
+      `Envoi at half rate: 1-recipient sends at ${integer(live.deliveredPerSecond / 2)} msg/s (half the live rate) for ~${SETTINGS.halfRateSeconds} s, open loop`,
+    );
+    const run = await measureHalfRate(context, target, live.deliveredPerSecond);
+    halfRate = run.figures;
+    problems.push(...run.problems);
+  }
+  const memoryReport = memory.stop();
+
   log('bare block, round 2');
   await bareRound(2);
 
@@ -1016,12 +1021,21 @@ runBenchmark('delivery-throughput', async ({ root, dataDir, stoppers, signal, lo
       : []),
   );
 
+  if (halfRate) printHalfRate(halfRate);
+  console.log('\nMemory of the stack (every service, nats-server, PostgreSQL)');
+  for (const line of memoryLines(memoryReport)) console.log(line);
+  const targets = deliveryTargets(envoi, bare, halfRate);
+  for (const line of targetLines(targets)) console.log(line);
+
   return {
     report: {
       settings: SETTINGS,
       envoiToBareWithDkim: ratios,
       envoi,
       bare,
+      halfRate,
+      memory: memoryReport,
+      targets,
       problems,
     },
     problems,

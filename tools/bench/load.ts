@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { type Agent, request as httpsRequest } from 'node:https';
 
 import autocannon from 'autocannon';
 
@@ -64,7 +64,7 @@ function abortReason(signal: AbortSignal): Error {
   return signal.reason instanceof Error ? signal.reason : new Error('aborted');
 }
 
-function nextRequest(loadCase: LoadCase): LoadRequest {
+export function nextRequest(loadCase: LoadCase): LoadRequest {
   return typeof loadCase.request === 'function' ? loadCase.request() : loadCase.request;
 }
 
@@ -74,10 +74,14 @@ export interface TrustedResponse {
   body: string;
 }
 
-/** One request over a verified TLS connection (the target's CA, hostname 127.0.0.1). */
+/**
+ * One request over a verified TLS connection (the target's CA, hostname 127.0.0.1): a new one, or
+ * one of `agent`'s (which must carry the same CA).
+ */
 export function sendTrusted(
   target: { baseUrl: string; ca: string },
   request: LoadRequest,
+  agent?: Agent,
 ): Promise<TrustedResponse> {
   const url = new URL(request.path, target.baseUrl);
   return new Promise((resolve, reject) => {
@@ -87,7 +91,7 @@ export function sendTrusted(
         method: request.method,
         headers: request.headers,
         ca: target.ca,
-        agent: false,
+        agent: agent ?? false,
         timeout: 10_000,
       },
       (response) => {
@@ -272,6 +276,13 @@ export function summariseLatencies(samples: readonly LoadSample[]): LatencySumma
     p50Ms: rank(0.5),
     p99Ms: rank(0.99),
   };
+}
+
+/** Nearest-rank percentile of unsorted values (NaN when empty). */
+export function percentile(values: readonly number[], quantile: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil(quantile * sorted.length) - 1)] ?? NaN;
 }
 
 export function median(values: readonly number[]): number {

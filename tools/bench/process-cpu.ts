@@ -17,7 +17,7 @@ export interface CpuSnapshot {
 /** The label of what every other process of the machine used (busy CPU time minus ours). */
 export const OTHER_PROCESSES = '(other processes on the machine)';
 
-interface ProcStat {
+export interface ProcStat {
   pid: number;
   ppid: number;
   comm: string;
@@ -96,8 +96,8 @@ export class ProcessCpu {
     if (pid !== undefined) this.labels.set(pid, label);
   }
 
-  /** CPU milliseconds so far of this process and each of its descendants. */
-  snapshot(): CpuSnapshot | null {
+  /** This process and each of its descendants, with their labels (null without /proc). */
+  processes(): Array<{ stat: ProcStat; label: string }> | null {
     let entries: string[];
     try {
       entries = readdirSync('/proc');
@@ -115,7 +115,7 @@ export class ProcessCpu {
     for (const stat of stats.values()) {
       children.set(stat.ppid, [...(children.get(stat.ppid) ?? []), stat.pid]);
     }
-    const processes: CpuSnapshot['processes'] = new Map();
+    const found: Array<{ stat: ProcStat; label: string }> = [];
     // Depth-first from this process; a grandchild inherits its parent's label unless it has its
     // own (a service's helper processes count as the service; postgres backends as postgres).
     const stack: Array<{ pid: number; inherited: string | undefined }> = [
@@ -129,10 +129,21 @@ export class ProcessCpu {
         (stat.comm === 'postgres' ? postgresRole(stat.pid) : undefined) ??
         (stat.comm === 'nats-server' ? stat.comm : next.inherited) ??
         stat.comm;
-      processes.set(stat.pid, { label, cpuMs: (stat.cpuTicks * 1000) / this.ticksPerSecond });
+      found.push({ stat, label });
       for (const child of children.get(stat.pid) ?? []) {
         stack.push({ pid: child, inherited: stat.pid === process.pid ? undefined : label });
       }
+    }
+    return found;
+  }
+
+  /** CPU milliseconds so far of this process and each of its descendants. */
+  snapshot(): CpuSnapshot | null {
+    const found = this.processes();
+    if (!found) return null;
+    const processes: CpuSnapshot['processes'] = new Map();
+    for (const { stat, label } of found) {
+      processes.set(stat.pid, { label, cpuMs: (stat.cpuTicks * 1000) / this.ticksPerSecond });
     }
     const busy = machineBusyTicks();
     return {

@@ -15,8 +15,17 @@ import {
   startBenchPlatform,
 } from './bench-platform';
 import { runBenchmark } from './bench-run';
-import { type LoadSample, median, preflight, runLoad, summariseLatencies } from './load';
+import {
+  type LoadSample,
+  median,
+  nextRequest,
+  preflight,
+  runLoad,
+  summariseLatencies,
+} from './load';
+import { type OpenLoopLatency, openLoopLatency, runOpenLoop } from './open-loop';
 import { cpuBetween, OTHER_PROCESSES, ProcessCpu } from './process-cpu';
+import { memoryLines, StackMemory } from './process-memory';
 import {
   type AnsweredIds,
   contentBytes,
@@ -25,6 +34,7 @@ import {
   type SendCaseId,
 } from './send-cases';
 import { type EnvoiStorage, SendDatabase, type StoredCheck } from './send-database';
+import { atLeast, below, targetLines, type TargetResult } from './targets';
 
 /**
  * `npm run bench:send` (issue 5): accepted messages per second and latency of
@@ -59,6 +69,20 @@ const SETTINGS = {
    * 10 batches of 100 rows per second.
    */
   relayIntervalMs: 100,
+  /**
+   * The latency target's run: 1-recipient sends at half of the peak rate measured above, started
+   * on a fixed schedule (open loop) for about this long, at most this many in flight.
+   */
+  halfLoadSeconds: 8,
+  halfLoadMaxInFlight: 200,
+} as const;
+
+/** Issue 13's targets for accepting. */
+const TARGETS = {
+  acceptedPerSecond100: 10_000,
+  ratioToBare100: 0.4,
+  ratioToBare1: 0.25,
+  halfLoadP99Ms1: 50,
 } as const;
 
 interface RelayAfterRun {
@@ -407,6 +431,149 @@ function cpuLine(
   return `    ${label}: ${(total / divisor).toFixed(2)} ms = ${parts.join(', ')}${relay}${foreign}`;
 }
 
+interface HalfLoadFigures extends OpenLoopLatency {
+  /** The peak it is half of: the best accepted msg/s of the 1-recipient case above. */
+  peakPerSecond: number;
+  scheduled: number;
+  answered: number;
+  cpuMsPerRequest: Record<string, number> | null;
+  coresBusy: Record<string, number> | null;
+}
+
+/** Open-loop 1-recipient sends at half of the case's peak rate (the p99 target's load). */
+async function measureHalfLoad(
+  sendCase: SendCase,
+  peakPerSecond: number,
+  cpu: ProcessCpu,
+  database: SendDatabase,
+  signal: AbortSignal,
+): Promise<HalfLoadFigures> {
+  const ratePerSecond = peakPerSecond / 2;
+  const before = cpu.snapshot();
+  const sample = await runOpenLoop({
+    target: sendCase.target,
+    ratePerSecond,
+    count: Math.max(20, Math.round(ratePerSecond * SETTINGS.halfLoadSeconds)),
+    next: () => nextRequest(sendCase),
+    check: (response) =>
+      sendCase.checkResponse?.(response.status, response.body) ??
+      (response.status === sendCase.expect.status ? null : `status ${response.status}`),
+    maxInFlight: SETTINGS.halfLoadMaxInFlight,
+    signal,
+  });
+  const spent = cpuBetween(before, cpu.snapshot());
+  await database.waitForRelay(SETTINGS.relayWaitMs, signal);
+  const busy = perRequest([spent], sample.durationSeconds * 1000);
+  return {
+    ...openLoopLatency(sample, sample.latenciesMs),
+    peakPerSecond,
+    scheduled: sample.scheduled,
+    answered: sample.answered,
+    cpuMsPerRequest: perRequest([spent], sample.answered),
+    coresBusy: busy,
+  };
+}
+
+function halfLoadProblems(figures: HalfLoadFigures): string[] {
+  const problems: string[] = [];
+  if (figures.failed > 0) {
+    problems.push(
+      `half load: ${figures.failed} answers not accepted, first: ${figures.firstFailure ?? '?'}`,
+    );
+  }
+  if (figures.skipped > 0) {
+    problems.push(
+      `half load: ${figures.skipped} requests not sent (${SETTINGS.halfLoadMaxInFlight} in flight)`,
+    );
+  }
+  return problems;
+}
+
+/** Where an accept case's time goes at saturation, beside its bare block's. */
+function acceptCostLines(
+  envoi: CaseResult | undefined,
+  bare: CaseResult | undefined,
+  index: number,
+  targetPerSecond: number | null,
+): string[] {
+  const own = envoi?.byConnections[index];
+  const reference = bare?.byConnections[index];
+  if (!envoi || !own) return ['(not measured)'];
+  const unit = envoi.recipients > 1 ? 'message' : 'request';
+  const divisor = envoi.recipients;
+  const lines = [
+    `at ${own.connections} connections one ${unit} takes ${(1000 / own.acceptedPerSecond).toFixed(3)} ms of wall time (bare: ${reference ? (1000 / reference.acceptedPerSecond).toFixed(3) : '?'} ms)`,
+    cpuLine(`Envoi CPU per ${unit}`, own.cpuMsPerRequest, own.drainCpuMsPerRequest, divisor).trim(),
+  ];
+  if (reference) {
+    lines.push(cpuLine(`bare CPU per ${unit}`, reference.cpuMsPerRequest, null, divisor).trim());
+  }
+  if (own.coresBusy) lines.push(coresBusyLine(own.coresBusy));
+  const cpuPerUnit = Object.entries(own.cpuMsPerRequest ?? {})
+    .filter(([label]) => label !== OTHER_PROCESSES)
+    .reduce((sum, [, value]) => sum + value / divisor, 0);
+  if (targetPerSecond !== null && cpuPerUnit > 0) {
+    lines.push(
+      `at ${integer(targetPerSecond)} ${unit}s/s this CPU per ${unit} would keep ${((cpuPerUnit * targetPerSecond) / 1000).toFixed(1)} cores busy (the machine has ${os.cpus().length}): the cost per ${unit} must fall below ${((1000 * os.cpus().length) / targetPerSecond).toFixed(3)} ms`,
+    );
+  }
+  return lines;
+}
+
+function halfLoadCostLines(figures: HalfLoadFigures | null): string[] {
+  if (!figures) return ['(not measured)'];
+  const lines = [
+    `${integer(figures.answered)} sends at ${integer(figures.ratePerSecond)} req/s: p50 ${ms(figures.latencyP50Ms)} ms, p99 ${ms(figures.latencyP99Ms)} ms, max ${ms(figures.latencyMaxMs)} ms; p99 − p50 = ${ms(figures.latencyP99Ms - figures.latencyP50Ms)} ms of queueing and stalls`,
+    cpuLine('CPU per request', figures.cpuMsPerRequest, null, 1).trim(),
+  ];
+  if (figures.coresBusy) lines.push(coresBusyLine(figures.coresBusy));
+  return lines;
+}
+
+function sendTargets(
+  all: Map<SendCaseId, CaseResult>,
+  halfLoad: HalfLoadFigures | null,
+): TargetResult[] {
+  const top = SETTINGS.connectionLevels.length - 1;
+  const envoi100 = all.get('envoi100');
+  const levelName = `${SETTINGS.connectionLevels[top]} connections`;
+  const ratioTarget = (id: 'envoi1' | 'envoi100', bare: SendCaseId, threshold: number) => {
+    const result = all.get(id);
+    return atLeast({
+      target: `send, ${result?.name ?? id}, ${levelName}: × the bare block`,
+      value: result?.ratioToBare?.[top] ?? NaN,
+      threshold,
+      format: (value) => `${value.toFixed(3)} × bare`,
+      breakdown: acceptCostLines(result, all.get(bare), top, null),
+    });
+  };
+  return [
+    atLeast({
+      target: `send, 100 recipients, ${levelName}: accepted msg/s`,
+      value: envoi100?.byConnections[top]?.acceptedPerSecond ?? NaN,
+      threshold: TARGETS.acceptedPerSecond100,
+      format: (value) => `${integer(value)} msg/s`,
+      breakdown: acceptCostLines(envoi100, all.get('bare100'), top, TARGETS.acceptedPerSecond100),
+    }),
+    ratioTarget('envoi100', 'bare100', TARGETS.ratioToBare100),
+    ratioTarget('envoi1', 'bare1', TARGETS.ratioToBare1),
+    below({
+      target: `send, 1 recipient, open loop at half of the peak (${integer(halfLoad?.ratePerSecond ?? NaN)} of ${integer(halfLoad?.peakPerSecond ?? NaN)} req/s): p99`,
+      value: halfLoad?.latencyP99Ms ?? NaN,
+      threshold: TARGETS.halfLoadP99Ms1,
+      format: (value) => `${ms(value)} ms`,
+      breakdown: halfLoadCostLines(halfLoad),
+    }),
+  ];
+}
+
+function coresBusyLine(coresBusy: Record<string, number>): string {
+  const ours = Object.entries(coresBusy).filter(([label]) => label !== OTHER_PROCESSES);
+  const total = ours.reduce((sum, [, cores]) => sum + cores, 0);
+  const busy = ours.filter(([, cores]) => cores >= 0.05);
+  return `cores busy during the runs: ${total.toFixed(2)} of ${os.cpus().length} (${busy.map(([label, cores]) => `${label} ${cores.toFixed(2)}`).join(', ')})`;
+}
+
 function printReport(
   all: Map<SendCaseId, CaseResult>,
   envoi: EnvoiStorage,
@@ -457,16 +624,7 @@ function printReport(
         cpuLine(`${name}, per message`, measured.cpuMsPerRequest, drain, result.recipients),
       );
     }
-    if (measured.coresBusy) {
-      const ours = Object.entries(measured.coresBusy).filter(
-        ([label]) => label !== OTHER_PROCESSES,
-      );
-      const total = ours.reduce((sum, [, cores]) => sum + cores, 0);
-      const busy = ours.filter(([, cores]) => cores >= 0.05);
-      console.log(
-        `      cores busy during the runs: ${total.toFixed(2)} of ${os.cpus().length} (${busy.map(([label, cores]) => `${label} ${cores.toFixed(2)}`).join(', ')})`,
-      );
-    }
+    if (measured.coresBusy) console.log(`      ${coresBusyLine(measured.coresBusy)}`);
   }
   console.log(
     `  database: ${integer(envoi.rows)} rows in messages.messages for ${integer(envoi.answered)} messages answered 202/queued: ${envoi.lost} lost, ${envoi.unanswered} without an answer; ${integer(envoi.contents)} contents, ${integer(envoi.outboxRows)} outbox rows`,
@@ -573,12 +731,30 @@ runBenchmark('send-throughput', async ({ root, dataDir, stoppers, signal, log })
   for (const service of platform.services) cpu.label(service.child.pid, service.name);
   cpu.label(bare.server.pid, 'bare-http');
   cpu.label(bare.responder.pid, 'bare-responder');
+  const memory = new StackMemory(
+    cpu,
+    new Set(['bench (autocannon)', 'bare-http', 'bare-responder']),
+  );
+  memory.recordIdle();
+  memory.start();
   log(
     `${cases.length} cases (${contentBytes()} B of text + HTML per message): ~${SETTINGS.warmupSeconds} s warm-up each, then ${SETTINGS.rounds} interleaved rounds of ~${SETTINGS.secondsPerRun} s (≥ ${SETTINGS.minRequestsPerConnection} requests per connection) at ${SETTINGS.connectionLevels.join(' and ')} connections`,
   );
   const measured = await measureAll(cases, database, cpu, signal, log);
-  const finalRelay = await database.waitForRelay(SETTINGS.finalRelayWaitMs, signal);
   const all = results(cases, measured);
+  const oneRecipient = cases.find((sendCase) => sendCase.id === 'envoi1');
+  const peak = Math.max(
+    ...(all.get('envoi1')?.byConnections.map((figures) => figures.acceptedPerSecond) ?? []),
+  );
+  let halfLoad: HalfLoadFigures | null = null;
+  if (oneRecipient && Number.isFinite(peak) && peak > 0) {
+    log(
+      `half load: 1-recipient sends at ${integer(peak / 2)} req/s (half of ${integer(peak)}) for ~${SETTINGS.halfLoadSeconds} s, open loop`,
+    );
+    halfLoad = await measureHalfLoad(oneRecipient, peak, cpu, database, signal);
+  }
+  const memoryReport = memory.stop();
+  const finalRelay = await database.waitForRelay(SETTINGS.finalRelayWaitMs, signal);
   const envoiStored = await database.envoiStorage(account.accountId, answered.envoi);
   const bareStored = await database.bareStorage(answered.bare);
   const deliveryJobs = await deliveryQueueDepth(platform.natsUrl);
@@ -598,12 +774,20 @@ runBenchmark('send-throughput', async ({ root, dataDir, stoppers, signal, log })
     ...(deliveryJobs === envoiStored.rows
       ? []
       : [`${deliveryJobs ?? '?'} delivery jobs in the stream for ${envoiStored.rows} messages`]),
+    ...(halfLoad ? halfLoadProblems(halfLoad) : ['half load: not measured (no 1-recipient peak)']),
   ];
+  console.log('\nMemory of the stack (every service, nats-server, PostgreSQL)');
+  for (const line of memoryLines(memoryReport)) console.log(line);
+  const targets = sendTargets(all, halfLoad);
+  for (const line of targetLines(targets)) console.log(line);
   return {
     report: {
       settings: { ...SETTINGS, contentBytes: contentBytes() },
       cases: [...all.values()],
       storage: { envoi: envoiStored, bare: bareStored, finalRelay, deliveryJobs },
+      halfLoad,
+      memory: memoryReport,
+      targets,
       problems,
     },
     problems,
