@@ -72,7 +72,7 @@ export function makeDataDir(): string {
 
 /**
  * The whole platform on free loopback ports, as apps/e2e's global setup starts it, with rate limits
- * raised out of reach. Its gateway counts rate limits in PostgreSQL (RATE_LIMIT_MODE=shared).
+ * raised out of reach. Its gateway holds rate limits with its peers (RATE_LIMIT_MODE=shared).
  * `serviceEnv` adds to (or overrides) every service's environment (a DNS server, for instance).
  */
 export async function startBenchPlatform(

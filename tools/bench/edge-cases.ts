@@ -29,7 +29,7 @@ export interface Comparison {
 
 export const COMPARISONS: readonly Comparison[] = [
   { layer: 'rate limit, local (in-process GCRA)', subject: 'pingLocal', baseline: 'pingOff' },
-  { layer: 'rate limit, shared (PostgreSQL GCRA)', subject: 'pingShared', baseline: 'pingOff' },
+  { layer: 'rate limit, shared (GCRA + NATS)', subject: 'pingShared', baseline: 'pingOff' },
   {
     layer: 'idempotency, fresh key (claim + complete)',
     subject: 'membersUniqueKey',

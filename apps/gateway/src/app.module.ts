@@ -21,9 +21,8 @@ import { IdempotencyPurger } from './idempotency/idempotency-purger.service';
 import { IdempotencyStore } from './idempotency/idempotency-store';
 import { LOGGER } from './logger.provider';
 import { CursorCodec } from './pagination/cursor-codec';
-import { RateLimitRepository } from './rate-limit/rate-limit.repository';
 import { RateLimiter } from './rate-limit/rate-limiter.service';
-import { SharedRateLimiter } from './rate-limit/shared-rate-limiter';
+import { ReplicaRateLimits } from './rate-limit/replica-rate-limits.service';
 import { declaredRoutes } from './routes';
 
 @Module({})
@@ -54,8 +53,7 @@ export class AppModule {
         IdempotencyStore,
         IdempotencyHooks,
         IdempotencyPurger,
-        RateLimitRepository,
-        SharedRateLimiter,
+        ReplicaRateLimits,
         RateLimiter,
         SendPayloads,
         MessageContents,

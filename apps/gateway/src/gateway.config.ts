@@ -1,10 +1,5 @@
 import { ServiceEnv } from '@envoi/shared-config';
-import {
-  RATE_LIMIT_FALLBACKS,
-  RATE_LIMIT_MODES,
-  type RateLimitFallback,
-  type RateLimitMode,
-} from '@envoi/shared-edge';
+import { RATE_LIMIT_MODES, type RateLimitMode } from '@envoi/shared-edge';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
 
 export const SERVICE_NAME = 'gateway';
@@ -14,7 +9,7 @@ const HOUR_MS = 60 * MINUTE_MS;
 
 /**
  * The gateway's environment, validated once at boot. Its database pool (DATABASE_POOL_SIZE) holds
- * idempotency records and rate limits.
+ * idempotency records.
  */
 export class GatewayConfig extends ServiceEnv {
   @IsOptional() @IsInt() @Min(0) @Max(65535) HTTPS_PORT: number = 8443;
@@ -72,7 +67,10 @@ export class GatewayConfig extends ServiceEnv {
   /** How often expired idempotency records are purged. */
   @IsOptional() @IsInt() @Min(100) IDEMPOTENCY_PURGE_INTERVAL_MS: number = MINUTE_MS;
 
-  /** `shared` (default) counts in PostgreSQL across replicas; `off` only behind another limiter. */
+  /**
+   * `shared` (default) holds the limits with every replica, reconciled over NATS; `local` per
+   * replica; `off` only behind another limiter.
+   */
   @IsOptional() @IsIn(RATE_LIMIT_MODES) RATE_LIMIT_MODE: RateLimitMode = 'shared';
   /** Per-account general limit (spec 8: 100 requests per second, burst 200). */
   @IsOptional() @IsInt() @Min(1) RATE_LIMIT_GENERAL_PER_SECOND: number = 100;
@@ -86,14 +84,11 @@ export class GatewayConfig extends ServiceEnv {
    */
   @IsOptional() @IsInt() @Min(1) RATE_LIMIT_TRACKING_PER_SECOND: number = 20;
   @IsOptional() @IsInt() @Min(1) RATE_LIMIT_TRACKING_BURST: number = 100;
-  /** A shared-store answer slower than this counts as the store being unreachable. */
-  @IsOptional() @IsInt() @Min(1) RATE_LIMIT_STORE_TIMEOUT_MS: number = 1_000;
-  /** After the store fails, how long to use the fallback before trying the store again. */
-  @IsOptional() @IsInt() @Min(100) RATE_LIMIT_STORE_RETRY_MS: number = 5_000;
-  /** `local`: each replica enforces the limits on its own; `open`: no limit while it is down. */
-  @IsOptional()
-  @IsIn(RATE_LIMIT_FALLBACKS)
-  RATE_LIMIT_FALLBACK: RateLimitFallback = 'local';
+  /**
+   * How often each replica reports its accounts' traffic to the others (`shared`); the same on
+   * every replica. Shorter tightens the limits across replicas, for more NATS messages.
+   */
+  @IsOptional() @IsInt() @Min(10) @Max(5_000) RATE_LIMIT_SYNC_INTERVAL_MS: number = 100;
 
   trustedProxies(): string[] {
     return this.TRUSTED_PROXIES.split(',')

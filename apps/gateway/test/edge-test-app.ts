@@ -10,9 +10,6 @@ import { parseQueryString } from '../src/http/query-string';
 import { IdempotencyHooks } from '../src/idempotency/idempotency.hooks';
 import { IdempotencyRepository } from '../src/idempotency/idempotency.repository';
 import { IdempotencyStore } from '../src/idempotency/idempotency-store';
-import { RateLimitRepository } from '../src/rate-limit/rate-limit.repository';
-import { RateLimiter } from '../src/rate-limit/rate-limiter.service';
-import { SharedRateLimiter } from '../src/rate-limit/shared-rate-limiter';
 import {
   type Gate,
   newGate,
@@ -22,6 +19,7 @@ import {
   testPrincipal,
   type TestResponse,
 } from './gateway-test-support';
+import { startRateLimitReplica } from './rate-limit-replica';
 
 /** The account a test request acts for (the test stand-in for API-key authentication). */
 export const ACCOUNT_HEADER = 'x-test-account';
@@ -29,8 +27,8 @@ export const ACCOUNT_HEADER = 'x-test-account';
 export const THINGS = (accountId: string) => `/v2/accounts/${accountId}/things`;
 
 /**
- * A real Fastify 5 server with the gateway's edge stages (real idempotency hooks and rate limiter
- * over the real database) and test routes whose handlers the test controls. Executions are
+ * A real Fastify 5 server with the gateway's edge stages (real idempotency hooks over the real
+ * database, real rate limiter on the real NATS) and test routes whose handlers the test controls. Executions are
  * counted per account, so tests running side by side never see each other's.
  */
 export interface EdgeTestApp {
@@ -59,6 +57,7 @@ interface ThingBody {
 export async function startEdgeTestApp(config: GatewayConfig): Promise<EdgeTestApp> {
   const logger = silentLogger();
   const database = openDatabase(config);
+  const rateLimits = await startRateLimitReplica(config);
   const counts = new Map<string, number>();
   const gates = new Map<string, Gate>();
   const parked = new Map<string, number>();
@@ -93,11 +92,7 @@ export async function startEdgeTestApp(config: GatewayConfig): Promise<EdgeTestA
         return Promise.resolve();
       },
     },
-    rateLimiter: new RateLimiter(
-      new SharedRateLimiter(new RateLimitRepository(database)),
-      config,
-      logger,
-    ),
+    rateLimiter: rateLimits.limiter,
     idempotency: new IdempotencyHooks(
       new IdempotencyStore(new IdempotencyRepository(database)),
       config,
@@ -173,6 +168,7 @@ export async function startEdgeTestApp(config: GatewayConfig): Promise<EdgeTestA
       for (const gate of gates.values()) gate.open();
       await fastify.close();
       await database.onApplicationShutdown();
+      await rateLimits.stop();
     },
   };
 }

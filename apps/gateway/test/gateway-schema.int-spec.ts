@@ -22,7 +22,7 @@ describe('gateway schema', () => {
     expect(pending?.upQueries.map((query) => query.query)).toEqual([]);
   });
 
-  it('keeps the rate-limit buckets in an UNLOGGED table and the records in a logged one', async () => {
+  it('keeps the records in a logged table, and no rate-limit table (limits live in memory)', async () => {
     const rows = (await dataSource?.query(
       `SELECT c.relname, c.relpersistence FROM pg_class c
        JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -30,10 +30,7 @@ describe('gateway schema', () => {
          AND c.relname IN ('rate_limit_buckets', 'idempotency_records')
        ORDER BY c.relname`,
     )) as Array<{ relname: string; relpersistence: string }>;
-    expect(rows).toEqual([
-      { relname: 'idempotency_records', relpersistence: 'p' },
-      { relname: 'rate_limit_buckets', relpersistence: 'u' },
-    ]);
+    expect(rows).toEqual([{ relname: 'idempotency_records', relpersistence: 'p' }]);
   });
 
   it('migrates again without applying anything', async () => {

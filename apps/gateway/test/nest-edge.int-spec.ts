@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
+import { NatsModule } from '@envoi/shared-nats';
 import { Body, Controller, Module, Param, Post } from '@nestjs/common';
 import { APP_FILTER, NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -16,9 +17,8 @@ import { IdempotencyRepository } from '../src/idempotency/idempotency.repository
 import { IDEMPOTENCY_MESSAGES } from '../src/idempotency/idempotency-policy';
 import { IdempotencyStore } from '../src/idempotency/idempotency-store';
 import { LOGGER } from '../src/logger.provider';
-import { RateLimitRepository } from '../src/rate-limit/rate-limit.repository';
 import { RateLimiter } from '../src/rate-limit/rate-limiter.service';
-import { SharedRateLimiter } from '../src/rate-limit/shared-rate-limiter';
+import { ReplicaRateLimits } from '../src/rate-limit/replica-rate-limits.service';
 import {
   gatewayTestConfig,
   migrateGatewaySchema,
@@ -76,7 +76,6 @@ describe('idempotency under Nest on Fastify', () => {
   const config = gatewayTestConfig({
     RATE_LIMIT_GENERAL_PER_SECOND: '100000',
     RATE_LIMIT_GENERAL_BURST: '100000',
-    RATE_LIMIT_STORE_TIMEOUT_MS: '5000',
     IDEMPOTENCY_LEASE_MS: '60000',
   });
 
@@ -85,6 +84,7 @@ describe('idempotency under Nest on Fastify', () => {
     const logger = silentLogger();
 
     @Module({
+      imports: [NatsModule.forRoot({ servers: config.natsServers(), name: 'gateway-test' })],
       controllers: [TestController],
       providers: [
         { provide: GatewayConfig, useValue: config },
@@ -93,8 +93,7 @@ describe('idempotency under Nest on Fastify', () => {
         IdempotencyRepository,
         IdempotencyStore,
         IdempotencyHooks,
-        RateLimitRepository,
-        SharedRateLimiter,
+        ReplicaRateLimits,
         RateLimiter,
         { provide: APP_FILTER, useFactory: () => new HttpErrorsFilter(logger) },
       ],

@@ -7,7 +7,11 @@ import {
   createKey,
 } from '../support/account-session';
 import type { KeyClient } from '../support/api-client';
-import { type GatewayReplica, startGatewayReplica } from '../support/gateway-replica';
+import {
+  type GatewayReplica,
+  rateLimitPeersHeard,
+  startGatewayReplica,
+} from '../support/gateway-replica';
 
 /**
  * A second gateway replica whose verification cache would trust a key for a minute: only the
@@ -59,5 +63,80 @@ describe('API key changes across gateway replicas', () => {
       (response) => response.status === 403,
       { timeoutMs: 5_000, what: 'the replica to apply the narrowed scopes' },
     );
+  });
+});
+
+/**
+ * The general limit of the two replicas below: 100/s burst 200 scaled down, so that test clients
+ * opening a TLS connection per request exceed it well on a loaded machine.
+ */
+const LIMIT = { perSecond: 20, burst: 40 };
+/** README: within ±10 % of what one exact bucket lets through. */
+const TOLERANCE = 0.1;
+const LOAD_MS = 2_000;
+const CLIENTS = 8;
+
+/** The most one exact bucket lets through in `elapsedMs`: its burst plus what refilled. */
+function exactCeiling(elapsedMs: number): number {
+  return LIMIT.burst + Math.floor((elapsedMs * LIMIT.perSecond) / 1000) + 1;
+}
+
+/**
+ * The account limit held by two replicas together over NATS (no database round trip), whether an
+ * account's traffic lands on one replica or on both.
+ */
+describe('the account rate limit across gateway replicas', () => {
+  let replicas: GatewayReplica[] = [];
+
+  beforeAll(async () => {
+    const settings = {
+      RATE_LIMIT_GENERAL_PER_SECOND: String(LIMIT.perSecond),
+      RATE_LIMIT_GENERAL_BURST: String(LIMIT.burst),
+      LOG_LEVEL: 'info',
+    };
+    replicas = await Promise.all([
+      startGatewayReplica('gateway-limit-a', settings),
+      startGatewayReplica('gateway-limit-b', settings),
+    ]);
+    await rateLimitPeersHeard(replicas, 2);
+  });
+
+  afterAll(async () => {
+    await Promise.all(replicas.map((replica) => replica.stop()));
+    await closeSessions();
+  });
+
+  /** CLIENTS clients send pings for LOAD_MS, request `n` to the replica `route(n)` picks. */
+  async function load(route: (n: number) => number) {
+    const session = await createAccountSession();
+    const outcomes: { status: number; replica: number }[] = [];
+    const startedAt = Date.now();
+    const client = async () => {
+      // Bounded by time and by count.
+      while (Date.now() - startedAt < LOAD_MS && outcomes.length < 2_000) {
+        const replica = route(outcomes.length);
+        const target = replicas[replica]?.target;
+        const response = await session.api.get('/v2/ping', target);
+        outcomes.push({ status: response.status, replica });
+      }
+    };
+    await Promise.all(Array.from({ length: CLIENTS }, client));
+    const elapsedMs = Date.now() - startedAt;
+    return { outcomes, elapsedMs, allowed: outcomes.filter((o) => o.status === 200).length };
+  }
+
+  it.each<[string, (n: number) => number]>([
+    ['all on one replica', () => 1],
+    ['spread over both', (n) => n % 2],
+  ])('holds within the stated tolerance (%s)', async (_how, route) => {
+    const { outcomes, elapsedMs, allowed } = await load(route);
+    const exact = exactCeiling(elapsedMs);
+    expect(outcomes.every((o) => o.status === 200 || o.status === 429)).toBe(true);
+    // Enough load to exceed the limit well, or the test would show nothing.
+    expect(outcomes.length).toBeGreaterThan(1.5 * exact);
+    expect(allowed).toBeLessThanOrEqual(Math.ceil(exact * (1 + TOLERANCE)));
+    expect(allowed).toBeGreaterThanOrEqual(Math.floor(exact * (1 - TOLERANCE)));
+    const limitedOn = new Set(outcomes.filter((o) => o.status === 429).map((o) => o.replica));
+    expect(limitedOn.size).toBe(new Set(outcomes.map((o) => o.replica)).size);
   });
 });

@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 import {
@@ -7,6 +8,7 @@ import {
   waitForSignal,
 } from '@envoi/shared-infra';
 import { READY_SIGNAL } from '@envoi/shared-observability';
+import { pollUntil } from '@envoi/shared-testing';
 
 import { e2eEnvironment } from './environment';
 
@@ -17,6 +19,7 @@ export interface GatewayReplica {
   port: number;
   /** Request options that address this replica. */
   target: { port: number; host: string };
+  logPath: string;
   stop(): Promise<void>;
 }
 
@@ -26,6 +29,7 @@ export async function startGatewayReplica(
 ): Promise<GatewayReplica> {
   const environment = e2eEnvironment();
   const port = await findFreePort();
+  const logPath = path.join(path.dirname(environment.caFile), '..', 'logs', `${name}.log`);
   const replica: ManagedProcess = startProcess(name, process.execPath, [GATEWAY], {
     env: {
       ...environment.serviceEnv,
@@ -34,11 +38,28 @@ export async function startGatewayReplica(
       LOG_LEVEL: 'warn',
       ...settings,
     },
-    log: {
-      kind: 'file',
-      path: path.join(path.dirname(environment.caFile), '..', 'logs', `${name}.log`),
-    },
+    log: { kind: 'file', path: logPath },
   });
   await waitForSignal(replica, READY_SIGNAL, 30_000);
-  return { port, target: { port, host: '127.0.0.1' }, stop: () => replica.stop() };
+  return { port, target: { port, host: '127.0.0.1' }, logPath, stop: () => replica.stop() };
+}
+
+/**
+ * Waits until every replica has logged that it holds the rate limits with `count` replicas
+ * (each must run with LOG_LEVEL info or lower to say so).
+ */
+export async function rateLimitPeersHeard(
+  replicas: GatewayReplica[],
+  count: number,
+): Promise<void> {
+  const heard = (replica: GatewayReplica) =>
+    existsSync(replica.logPath) &&
+    readFileSync(replica.logPath, 'utf8')
+      .split('\n')
+      .some((line) => line.includes('rate limits held by') && line.includes(`"replicas":${count}`));
+  await pollUntil(
+    () => replicas.every(heard),
+    (all) => all,
+    { what: `every replica to hear ${count} rate-limit replicas`, timeoutMs: 10_000 },
+  );
 }

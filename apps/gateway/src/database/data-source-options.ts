@@ -4,11 +4,10 @@ import { serviceDataSourceOptions } from '@envoi/shared-database';
 import type { DataSourceOptions } from 'typeorm';
 
 import { IdempotencyRecordEntity } from '../idempotency/idempotency-record.entity';
-import { RateLimitBucketEntity } from '../rate-limit/rate-limit-bucket.entity';
 
 export const GATEWAY_SCHEMA = 'gateway';
 
-export const GATEWAY_ENTITIES = [IdempotencyRecordEntity, RateLimitBucketEntity];
+export const GATEWAY_ENTITIES = [IdempotencyRecordEntity];
 
 /** `.ts` under jest, `.js` once compiled into dist/; only `<epoch>-<PascalName>` files. */
 const MIGRATIONS = path.join(__dirname, 'migrations', '[0-9]*-*.{ts,js}');

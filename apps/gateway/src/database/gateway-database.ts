@@ -6,8 +6,8 @@ import { GatewayConfig } from '../gateway.config';
 import { LOGGER } from '../logger.provider';
 
 /**
- * The gateway's PostgreSQL pool (schema "gateway"). Its two hot statements, the idempotency claim
- * and the rate-limit step, are single atomic SQL statements, so it talks to pg directly.
+ * The gateway's PostgreSQL pool (schema "gateway"). Its hot statement, the idempotency claim, is
+ * a single atomic SQL statement, so it talks to pg directly.
  */
 @Injectable()
 export class GatewayDatabase implements OnApplicationShutdown {

@@ -1,14 +1,16 @@
 import { loadConfig } from '@envoi/shared-config';
-import type { GcraDecision, RateLimit } from '@envoi/shared-edge';
+import type { GcraDecision } from '@envoi/shared-edge';
+import type { RpcClient } from '@envoi/shared-nats';
 import type { Logger } from '@envoi/shared-observability';
 import type { FastifyRequest } from 'fastify';
+import type { NatsConnection } from 'nats';
 
 import type { Principal } from '../auth/principal';
 import { ApiError } from '../errors/api-error';
 import { GatewayConfig } from '../gateway.config';
 import type { EdgeRouteConfig } from '../http/edge-route';
 import { RATE_LIMITED_MESSAGE, RateLimiter } from './rate-limiter.service';
-import type { SharedRateLimiter } from './shared-rate-limiter';
+import { ReplicaRateLimits } from './replica-rate-limits.service';
 
 const ACCOUNT_ID = '3f0b7f7e-8a43-4c3e-9d2a-1b2c3d4e5f60';
 
@@ -27,18 +29,20 @@ const ENV = {
   RATE_LIMIT_TRACKING_BURST: '2',
 };
 
-type Take = (accountId: string, limitClass: string, limit: RateLimit) => Promise<GcraDecision>;
+type Decide = () => GcraDecision;
 
-function setup(take: Take, fallback: 'local' | 'open' = 'local') {
-  const config = loadConfig(GatewayConfig, { ...ENV, RATE_LIMIT_FALLBACK: fallback });
-  const shared = { take: jest.fn<ReturnType<Take>, Parameters<Take>>(take) };
+/** A limiter whose replicated decisions `decide` makes (NATS is never touched: no onModuleInit). */
+function setup(decide: Decide) {
+  const config = loadConfig(GatewayConfig, ENV);
   const logger = { warn: jest.fn(), error: jest.fn(), info: jest.fn(), debug: jest.fn() };
-  const limiter = new RateLimiter(
-    shared as unknown as SharedRateLimiter,
+  const replicas = new ReplicaRateLimits(
     config,
+    {} as NatsConnection,
+    {} as RpcClient,
     logger as unknown as Logger,
   );
-  return { limiter, shared };
+  const shared = { take: jest.spyOn(replicas.limiter, 'take').mockImplementation(decide) };
+  return { limiter: new RateLimiter(replicas, config), shared };
 }
 
 const ALLOW: GcraDecision = { allowed: true, tatMs: 0, retryAfterMs: 0 };
@@ -51,14 +55,14 @@ function request(config: EdgeRouteConfig, accountId: string | null = ACCOUNT_ID,
 }
 
 describe('RateLimiter.onRequest', () => {
-  it('lets an allowed request through, asking the shared store with the configured limit', async () => {
-    const { limiter, shared } = setup(() => Promise.resolve(ALLOW));
+  it('lets an allowed request through, deciding with the other replicas', async () => {
+    const { limiter, shared } = setup(() => ALLOW);
     await expect(limiter.onRequest(request({}))).resolves.toBeUndefined();
-    expect(shared.take).toHaveBeenCalledWith(ACCOUNT_ID, 'general', { perSecond: 5, burst: 3 });
+    expect(shared.take).toHaveBeenCalledWith(ACCOUNT_ID, 'general');
   });
 
   it('answers 429 with Retry-After in whole seconds', async () => {
-    const { limiter } = setup(() => Promise.resolve(DENY));
+    const { limiter } = setup(() => DENY);
     const error = await limiter.onRequest(request({})).then(
       () => undefined,
       (rejection: unknown) => rejection,
@@ -72,22 +76,19 @@ describe('RateLimiter.onRequest', () => {
   });
 
   it('counts statistics routes against the statistics limit', async () => {
-    const { limiter, shared } = setup(() => Promise.resolve(ALLOW));
+    const { limiter, shared } = setup(() => ALLOW);
     await limiter.onRequest(request({ rateLimit: 'statistics' }));
-    expect(shared.take).toHaveBeenCalledWith(ACCOUNT_ID, 'statistics', {
-      perSecond: 1,
-      burst: 1,
-    });
+    expect(shared.take).toHaveBeenCalledWith(ACCOUNT_ID, 'statistics');
   });
 
   it('does not limit unauthenticated (public) requests', async () => {
-    const { limiter, shared } = setup(() => Promise.resolve(DENY));
+    const { limiter, shared } = setup(() => DENY);
     await expect(limiter.onRequest(request({ public: true }, null))).resolves.toBeUndefined();
     expect(shared.take).not.toHaveBeenCalled();
   });
 
   it('limits public routes that ask for it per client IP, in this replica', async () => {
-    const { limiter, shared } = setup(() => Promise.resolve(ALLOW));
+    const { limiter, shared } = setup(() => ALLOW);
     const route = { public: true, perClientIpLimit: true };
     const outcome = (ip: string) =>
       limiter.onRequest(request(route, null, ip)).then(

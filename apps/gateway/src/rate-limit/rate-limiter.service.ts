@@ -5,21 +5,20 @@ import {
   type RateLimit,
   retryAfterSeconds,
 } from '@envoi/shared-edge';
-import type { Logger } from '@envoi/shared-observability';
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 
 import { ApiError } from '../errors/api-error';
 import { GatewayConfig } from '../gateway.config';
 import { edgeRouteConfig, type RateLimitClass } from '../http/edge-route';
-import { LOGGER } from '../logger.provider';
-import { SharedRateLimiter } from './shared-rate-limiter';
+import { accountLimits } from './account-limits';
+import { ReplicaRateLimits } from './replica-rate-limits.service';
 
 export const RATE_LIMITED_MESSAGE = 'Too many requests, rate limited.';
 
 /**
- * Per-account rate limits (spec 8), counted across every replica in PostgreSQL, with the
- * fallback of @envoi/shared-edge's AccountRateLimiter while the store cannot answer (see README).
+ * Per-account rate limits (spec 8), held with every replica in memory (ReplicaRateLimits, see
+ * README), and the public routes' per-client-IP limits.
  */
 @Injectable()
 export class RateLimiter {
@@ -29,30 +28,13 @@ export class RateLimiter {
   private readonly perClientIp = new LocalRateLimiter();
 
   constructor(
-    shared: SharedRateLimiter,
+    replicas: ReplicaRateLimits,
     private readonly config: GatewayConfig,
-    @Inject(LOGGER) logger: Logger,
   ) {
-    this.accounts = new AccountRateLimiter(shared, {
+    this.accounts = new AccountRateLimiter({
       mode: config.RATE_LIMIT_MODE,
-      fallback: config.RATE_LIMIT_FALLBACK,
-      limits: {
-        general: {
-          perSecond: config.RATE_LIMIT_GENERAL_PER_SECOND,
-          burst: config.RATE_LIMIT_GENERAL_BURST,
-        },
-        statistics: {
-          perSecond: config.RATE_LIMIT_STATISTICS_PER_SECOND,
-          burst: config.RATE_LIMIT_STATISTICS_BURST,
-        },
-      },
-      storeTimeoutMs: config.RATE_LIMIT_STORE_TIMEOUT_MS,
-      storeRetryMs: config.RATE_LIMIT_STORE_RETRY_MS,
-      onStoreUnavailable: (error) =>
-        logger.warn(
-          { err: error, fallback: config.RATE_LIMIT_FALLBACK },
-          'rate limit store unavailable; using the fallback',
-        ),
+      limits: accountLimits(config),
+      replicated: replicas.limiter,
     });
     this.trackingLimit = {
       perSecond: config.RATE_LIMIT_TRACKING_PER_SECOND,
@@ -61,25 +43,29 @@ export class RateLimiter {
   }
 
   /** Fastify onRequest hook, after authentication: 429 with Retry-After over the limit. */
-  async onRequest(request: FastifyRequest): Promise<void> {
-    const principal = request.principal;
-    const route = edgeRouteConfig(request);
-    let decision: GcraDecision;
-    if (principal === undefined) {
-      // Public routes: only those that ask for it are limited, by client IP.
-      if (!route.perClientIpLimit || this.config.RATE_LIMIT_MODE === 'off') return;
-      decision = this.perClientIp.take(request.ip, 'tracking', this.trackingLimit);
-    } else {
-      decision = await this.decide(principal.account_id, route.rateLimit ?? 'general');
-    }
-    if (!decision.allowed) {
-      throw new ApiError(429, RATE_LIMITED_MESSAGE, {
+  onRequest(request: FastifyRequest): Promise<void> {
+    const decision = this.decisionFor(request);
+    if (decision === undefined || decision.allowed) return Promise.resolve();
+    return Promise.reject(
+      new ApiError(429, RATE_LIMITED_MESSAGE, {
         'retry-after': String(retryAfterSeconds(decision.retryAfterMs)),
-      });
-    }
+      }),
+    );
   }
 
-  decide(accountId: string, limitClass: RateLimitClass): Promise<GcraDecision> {
+  /** The request's decision, or undefined when nothing limits it. */
+  private decisionFor(request: FastifyRequest): GcraDecision | undefined {
+    const principal = request.principal;
+    const route = edgeRouteConfig(request);
+    if (principal !== undefined) {
+      return this.decide(principal.account_id, route.rateLimit ?? 'general');
+    }
+    // Public routes: only those that ask for it are limited, by client IP.
+    if (!route.perClientIpLimit || this.config.RATE_LIMIT_MODE === 'off') return undefined;
+    return this.perClientIp.take(request.ip, 'tracking', this.trackingLimit);
+  }
+
+  decide(accountId: string, limitClass: RateLimitClass): GcraDecision {
     return this.accounts.decide(accountId, limitClass);
   }
 }

@@ -6,5 +6,5 @@ export * from './ip-allow-list';
 export * from './rate-limit/account-rate-limiter';
 export * from './rate-limit/gcra';
 export * from './rate-limit/local-rate-limiter';
-export * from './rate-limit/rate-limit-store';
+export * from './rate-limit/replicated-rate-limiter';
 export * from './scopes/scopes';
