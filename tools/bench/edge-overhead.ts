@@ -39,7 +39,8 @@ const SETTINGS = {
   serialSecondsPerRound: 1,
 } as const;
 
-const STORE_FALLBACK_MESSAGE = 'rate limit store unavailable';
+/** The shared rate limit's reports failing (its NATS side): the case measured something else. */
+const STORE_FALLBACK_MESSAGE = 'rate limit report not sent';
 
 interface Figures {
   connections: number;
@@ -133,7 +134,7 @@ function figureLine(result: CaseResult): string {
   ].join(' ');
   const notes = [
     ...(result.storeFallbacks > 0
-      ? [`WARNING: ${result.storeFallbacks} fallback(s) to local limits during this case`]
+      ? [`WARNING: ${result.storeFallbacks} rate limit report(s) not sent during this case`]
       : []),
     ...result.problems.map((problem) => `INVALID: ${problem}`),
   ];
