@@ -254,6 +254,14 @@ describe('Idempotency-Key (spec 7.5 and 8)', () => {
       return result.rows[0]?.count ?? -1;
     }
 
+    function sendWithKey(body: Record<string, unknown>, idempotencyKey: string) {
+      return session.api.post<CreateMessageResult>(
+        session.path('/messages'),
+        body,
+        withKey(idempotencyKey),
+      );
+    }
+
     function recipientOf(body: Record<string, unknown>): string {
       return (body['recipients'] as Array<{ email: string }>)[0]?.email ?? '';
     }
@@ -261,19 +269,11 @@ describe('Idempotency-Key (spec 7.5 and 8)', () => {
     it('answers a retry the edge re-executes with the committed send: same ids, one message', async () => {
       const key = newKey();
       const body = sendBody();
-      const first = await session.api.post<CreateMessageResult>(
-        session.path('/messages'),
-        body,
-        withKey(key),
-      );
+      const first = await sendWithKey(body, key);
       expect(first.status).toBe(202);
       await releaseAtTheEdge(key);
 
-      const retried = await session.api.post<CreateMessageResult>(
-        session.path('/messages'),
-        body,
-        withKey(key),
-      );
+      const retried = await sendWithKey(body, key);
 
       expect(retried.status).toBe(202);
       expect(retried.headers[REPLAYED]).toBeUndefined();
@@ -285,19 +285,15 @@ describe('Idempotency-Key (spec 7.5 and 8)', () => {
     it('answers 422 for the committed key with another body, and keeps the key for the first', async () => {
       const key = newKey();
       const body = sendBody();
-      const first = await session.api.post<CreateMessageResult>(
-        session.path('/messages'),
-        body,
-        withKey(key),
-      );
+      const first = await sendWithKey(body, key);
       await releaseAtTheEdge(key);
       const other = sendBody();
 
-      expectMismatch(await session.api.post(session.path('/messages'), other, withKey(key)));
+      expectMismatch(await sendWithKey(other, key));
       expect(await storedRecord(key)).toBeUndefined();
       expect(await messagesTo(recipientOf(other))).toBe(0);
 
-      const retried = await session.api.post(session.path('/messages'), body, withKey(key));
+      const retried = await sendWithKey(body, key);
       expect(retried.status).toBe(202);
       expect(retried.body).toEqual(first.body);
     });
