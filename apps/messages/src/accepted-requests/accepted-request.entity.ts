@@ -23,7 +23,8 @@ export class AcceptedRequestEntity {
   @Column({ type: 'char', length: 64 })
   requestFingerprint!: string;
 
-  @Column({ type: 'jsonb' })
+  /** `json`, not `jsonb`: the reply comes back with its fields in the order first sent. */
+  @Column({ type: 'json' })
   reply!: CreateMessageResult;
 
   @Column({ type: 'timestamptz', default: () => 'now()' })

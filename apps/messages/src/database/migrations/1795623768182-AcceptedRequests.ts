@@ -6,7 +6,7 @@ export class AcceptedRequests1795623768182 implements MigrationInterface {
 
   public async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(
-      `CREATE TABLE "messages"."accepted_requests" ("account_id" uuid NOT NULL, "idempotency_key" character varying(255) NOT NULL, "request_fingerprint" character(64) NOT NULL, "reply" jsonb NOT NULL, "created_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(), CONSTRAINT "accepted_requests_pkey" PRIMARY KEY ("account_id", "idempotency_key"))`,
+      `CREATE TABLE "messages"."accepted_requests" ("account_id" uuid NOT NULL, "idempotency_key" character varying(255) NOT NULL, "request_fingerprint" character(64) NOT NULL, "reply" json NOT NULL, "created_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(), CONSTRAINT "accepted_requests_pkey" PRIMARY KEY ("account_id", "idempotency_key"))`,
     );
     await queryRunner.query(
       `CREATE INDEX "accepted_requests_created_at_idx" ON "messages"."accepted_requests" ("created_at") `,
