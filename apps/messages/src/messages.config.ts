@@ -38,6 +38,12 @@ export class MessagesConfig extends OutboxEventConsumerServiceEnv {
   /** How often a replica purges message contents and metadata past their retention. */
   @IntSetting(50, DAY_MS) RETENTION_PURGE_INTERVAL_MS: number = 60_000;
 
+  /**
+   * How long a send committed under an `Idempotency-Key` answers a retry with its reply: the
+   * gateway's replay lifetime (IDEMPOTENCY_TTL_MS, 24 h); older ones are purged with retention.
+   */
+  @IntSetting(60_000, 7 * DAY_MS) IDEMPOTENCY_TTL_MS: number = DAY_MS;
+
   /** Rows per purge statement, and statements per run at most. */
   @IntSetting(1, 10_000) RETENTION_PURGE_BATCH: number = 500;
   @IntSetting(1, 1_000) RETENTION_PURGE_MAX_BATCHES: number = 20;

@@ -3,6 +3,7 @@ import { acceptSuite } from './suites/accept.suite';
 import { conversationSuite } from './suites/conversation.suite';
 import { deliverySuite } from './suites/delivery.suite';
 import { deliveryBatchSuite } from './suites/delivery-batch.suite';
+import { idempotencySuite } from './suites/idempotency.suite';
 import { readSuite } from './suites/read.suite';
 import { rulesSuite } from './suites/rules.suite';
 import { scheduleSuite } from './suites/schedule.suite';
@@ -30,6 +31,7 @@ describe('messages service', () => {
   };
 
   acceptSuite(getApp);
+  idempotencySuite(getApp);
   rulesSuite(getApp);
   conversationSuite(getApp);
   scheduleSuite(getApp);

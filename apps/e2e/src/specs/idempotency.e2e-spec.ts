@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
 import type { MemberRecord } from '@envoi/contracts-accounts';
+import type { CreateMessageResult } from '@envoi/contracts-messages';
 import { Client } from 'pg';
 
 import {
@@ -10,6 +11,7 @@ import {
   createKey,
 } from '../support/account-session';
 import { type ApiResponse, KeyClient } from '../support/api-client';
+import { createVerifiedDomain } from '../support/domains';
 import { e2eEnvironment } from '../support/environment';
 import { expectError } from '../support/expect-error';
 import { type GatewayReplica, startGatewayReplica } from '../support/gateway-replica';
@@ -219,6 +221,81 @@ describe('Idempotency-Key (spec 7.5 and 8)', () => {
       expect(second.headers[REPLAYED]).toBeUndefined();
       expect((second.body as { about: string }).about).toBe('second');
       expect(await storedRecord(key)).toBeUndefined();
+    });
+  });
+
+  describe('sends: the key is committed with the send by the messages service', () => {
+    let sendBody: () => Record<string, unknown>;
+
+    beforeAll(async () => {
+      const domain = await createVerifiedDomain(session);
+      sendBody = () => ({
+        from: { email: `app@${domain.domain}` },
+        recipients: [{ email: `idem-${randomUUID().slice(0, 8)}@example.net` }],
+        subject: 'Once',
+        text_content: 'Sent once per key',
+      });
+    });
+
+    /** What the gateway does with the key after a 5xx: nothing is left of it there. */
+    async function releaseAtTheEdge(idempotencyKey: string): Promise<void> {
+      await database.query(
+        `DELETE FROM gateway.idempotency_records WHERE account_id = $1 AND idempotency_key = $2`,
+        [session.accountId, idempotencyKey],
+      );
+    }
+
+    async function messagesTo(recipient: string): Promise<number> {
+      const result = await database.query<{ count: number }>(
+        `SELECT count(*)::int AS count FROM messages.messages
+          WHERE account_id = $1 AND recipient = $2`,
+        [session.accountId, recipient],
+      );
+      return result.rows[0]?.count ?? -1;
+    }
+
+    function sendWithKey(body: Record<string, unknown>, idempotencyKey: string) {
+      return session.api.post<CreateMessageResult>(
+        session.path('/messages'),
+        body,
+        withKey(idempotencyKey),
+      );
+    }
+
+    function recipientOf(body: Record<string, unknown>): string {
+      return (body['recipients'] as Array<{ email: string }>)[0]?.email ?? '';
+    }
+
+    it('answers a retry the edge re-executes with the committed send: same ids, one message', async () => {
+      const key = newKey();
+      const body = sendBody();
+      const first = await sendWithKey(body, key);
+      expect(first.status).toBe(202);
+      await releaseAtTheEdge(key);
+
+      const retried = await sendWithKey(body, key);
+
+      expect(retried.status).toBe(202);
+      expect(retried.headers[REPLAYED]).toBeUndefined();
+      expect(retried.text).toBe(first.text);
+      expect(await messagesTo(recipientOf(body))).toBe(1);
+      expect((await storedRecord(key))?.state).toBe('completed');
+    });
+
+    it('answers 422 for the committed key with another body, and keeps the key for the first', async () => {
+      const key = newKey();
+      const body = sendBody();
+      const first = await sendWithKey(body, key);
+      await releaseAtTheEdge(key);
+      const other = sendBody();
+
+      expectMismatch(await sendWithKey(other, key));
+      expect(await storedRecord(key)).toBeUndefined();
+      expect(await messagesTo(recipientOf(other))).toBe(0);
+
+      const retried = await sendWithKey(body, key);
+      expect(retried.status).toBe(202);
+      expect(retried.body).toEqual(first.body);
     });
   });
 

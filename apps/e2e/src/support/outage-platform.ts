@@ -22,6 +22,8 @@ import type { AccountSession } from './account-session';
 import { KeyClient } from './api-client';
 import { e2eEnvironment } from './environment';
 
+const DIST_DIR = path.resolve(__dirname, '../../../../dist');
+
 /**
  * A second, whole platform whose PostgreSQL and nats-server this test process owns, so that a
  * spec can take them down and bring them back (reliability plan S4, S5). Its services resolve
@@ -29,6 +31,9 @@ import { e2eEnvironment } from './environment';
  * serve the shared platform's certificate on their own port.
  */
 export class OutagePlatform {
+  /** Services started again after a kill; stopped with the platform. */
+  private readonly restarted: ManagedProcess[] = [];
+
   private constructor(
     private readonly dataDir: string,
     private postgres: ManagedProcess,
@@ -38,7 +43,8 @@ export class OutagePlatform {
     readonly platform: RunningPlatform,
   ) {}
 
-  static async start(): Promise<OutagePlatform> {
+  /** `serviceEnv`: extra settings for every service (a shorter RPC_TIMEOUT_MS, for instance). */
+  static async start(serviceEnv: Record<string, string> = {}): Promise<OutagePlatform> {
     const environment = e2eEnvironment();
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'envoi-e2e-outage-'));
     chmodSync(dataDir, 0o755); // PostgreSQL runs as the `postgres` user when we are root
@@ -54,7 +60,7 @@ export class OutagePlatform {
     try {
       const shared = environment.serviceEnv;
       const platform = await startPlatform({
-        distDir: path.resolve(__dirname, '../../../../dist'),
+        distDir: DIST_DIR,
         dataDir,
         persistent: true,
         env: {
@@ -71,6 +77,7 @@ export class OutagePlatform {
           DATABASE_URL: postgresUrl,
           NATS_URL: nats.url,
           HTTPS_HOST: '127.0.0.1',
+          ...serviceEnv,
         },
       });
       return new OutagePlatform(dataDir, postgres, postgresPort, nats, natsPort, platform);
@@ -133,7 +140,39 @@ export class OutagePlatform {
     this.nats = await startNats(this.dataDir, this.natsPort);
   }
 
+  /** A service killed outright (SIGKILL): no shutdown hook runs, nothing is flushed. */
+  async killService(name: string): Promise<void> {
+    const running = [...this.platform.services, ...this.restarted].filter(
+      (service) => service.name === name && service.child.exitCode === null,
+    );
+    if (running.length === 0) throw new Error(`no running ${name} process`);
+    for (const service of running) {
+      service.child.kill('SIGKILL');
+      await service.exited;
+    }
+  }
+
+  /** The service started again from dist/ with the platform's settings; resolves once ready. */
+  async startServiceAgain(name: string): Promise<void> {
+    const child = startProcess(
+      name,
+      process.execPath,
+      ['--enable-source-maps', path.join(DIST_DIR, 'apps', name, 'src', 'main.js')],
+      {
+        env: {
+          ...this.platform.serviceEnv,
+          HEALTH_HOST: '127.0.0.1',
+          HEALTH_PORT: String(await findFreePort()),
+        },
+        log: { kind: 'file', path: path.join(this.dataDir, 'logs', `${name}-again.log`) },
+      },
+    );
+    this.restarted.push(child);
+    await waitForSignal(child, READY_SIGNAL, 60_000);
+  }
+
   async stop(): Promise<void> {
+    for (const service of this.restarted) await service.stop();
     await this.platform.stop();
     await this.nats.stop().catch(() => undefined);
     await this.postgres.stop().catch(() => undefined);

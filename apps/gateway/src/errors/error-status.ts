@@ -56,6 +56,7 @@ const STATUS_BY_CODE: { readonly [Code in ServiceErrorCode]: number } = {
   [MessagesErrorCode.MessageNotFound]: 404,
   [MessagesErrorCode.MessageNotCancellable]: 400,
   [MessagesErrorCode.UploadUnavailable]: 503,
+  [MessagesErrorCode.IdempotencyKeyReused]: 422,
   [MessagesErrorCode.TrackingNotFound]: 404,
 };
 

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { ApiError } from '../errors/api-error';
 import {
   type ExistingRecord,
+  fingerprintDigest,
   IDEMPOTENCY_MESSAGES,
   judgeExistingRecord,
   MAX_IDEMPOTENCY_KEY_LENGTH,
@@ -80,6 +81,26 @@ describe('requestFingerprint', () => {
   });
 });
 
+describe('fingerprintDigest', () => {
+  const fingerprint = requestFingerprint('POST', PATH, BODY);
+
+  it('is the SHA-256 of method, path and body hash, one a line', () => {
+    expect(fingerprintDigest(fingerprint)).toBe(
+      createHash('sha256').update(`POST\n${PATH}\n${BODY_SHA256}`).digest('hex'),
+    );
+  });
+
+  it.each<[string, Partial<typeof fingerprint>]>([
+    ['method', { method: 'PUT' }],
+    ['path', { path: `${PATH}/other` }],
+    ['body', { bodySha256: 'f'.repeat(64) }],
+  ])('changes with the %s', (_what, difference) => {
+    expect(fingerprintDigest({ ...fingerprint, ...difference })).not.toBe(
+      fingerprintDigest(fingerprint),
+    );
+  });
+});
+
 describe('judgeExistingRecord', () => {
   const fingerprint = requestFingerprint('POST', PATH, BODY);
 
@@ -131,7 +152,7 @@ describe('outcomeAction', () => {
     expect(outcomeAction('standard', status)).toEqual({ kind: 'store', encrypted: false });
   });
 
-  it.each([400, 404, 409, 422, 499])('stores a standard %i in clear', (status) => {
+  it.each([400, 404, 409, 499])('stores a standard %i in clear', (status) => {
     expect(outcomeAction('standard', status)).toEqual({ kind: 'store', encrypted: false });
   });
 
@@ -141,6 +162,10 @@ describe('outcomeAction', () => {
 
   it.each([400, 403, 409, 422, 499])('holds the key after a secret-bearing %i', (status) => {
     expect(outcomeAction('secret', status)).toEqual({ kind: 'hold' });
+  });
+
+  it('releases the key after a standard 422 (the key was committed with another request)', () => {
+    expect(outcomeAction('standard', 422)).toEqual({ kind: 'release' });
   });
 
   it.each([500, 502, 503, 504])('releases the key after a %i in either mode', (status) => {

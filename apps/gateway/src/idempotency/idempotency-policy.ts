@@ -31,6 +31,16 @@ export function requestFingerprint(method: string, url: string, body: Buffer): R
   };
 }
 
+/**
+ * The fingerprint as one SHA-256 (hex), for a service that commits the key with its work and must
+ * tell a retry from another request under the same key.
+ */
+export function fingerprintDigest(fingerprint: RequestFingerprint): string {
+  return createHash('sha256')
+    .update(`${fingerprint.method}\n${fingerprint.path}\n${fingerprint.bodySha256}`)
+    .digest('hex');
+}
+
 /** The header's value, or undefined when absent; 400 when it is not 1–255 characters. */
 export function readIdempotencyKey(header: string | string[] | undefined): string | undefined {
   if (header === undefined) return undefined;
@@ -78,7 +88,7 @@ export function judgeExistingRecord(
 /** What becomes of a claimed key once the response status is known (spec 7.5 and 8). */
 export type OutcomeAction =
   | { kind: 'store'; encrypted: boolean }
-  /** 5xx or handler failure: nothing stored, a retry executes again. */
+  /** 5xx, handler failure or a service's 422: nothing stored, a retry executes again. */
   | { kind: 'release' }
   /** A 4xx of a secret-bearing creation: not stored, the key stays in progress until the lease ends. */
   | { kind: 'hold' };
@@ -88,5 +98,8 @@ export function outcomeAction(mode: IdempotencyMode, status: number): OutcomeAct
   if (mode === 'secret') {
     return status >= 200 && status < 300 ? { kind: 'store', encrypted: true } : { kind: 'hold' };
   }
+  // A 422 (spec 7.3) says a service committed the key with another request (sends do): like the
+  // edge's own 422, it leaves the key to that request.
+  if (status === 422) return { kind: 'release' };
   return { kind: 'store', encrypted: false };
 }

@@ -175,13 +175,18 @@ describe('IdempotencyHooks.preHandler', () => {
     const { hooks, store } = setup();
     const request = fakeRequest({ key: KEY });
     await expect(hooks.preHandler(request, fakeReply().reply)).resolves.toBeUndefined();
-    expect(store.claim).toHaveBeenCalledWith(
-      ACCOUNT_ID,
-      KEY,
-      requestFingerprint('POST', `/v2/accounts/${ACCOUNT_ID}/things`, BODY),
-      30_000,
+    const expectedFingerprint = requestFingerprint(
+      'POST',
+      `/v2/accounts/${ACCOUNT_ID}/things`,
+      BODY,
     );
-    expect(request.idempotency).toEqual({ claim: CLAIM, mode: 'standard', settled: false });
+    expect(store.claim).toHaveBeenCalledWith(ACCOUNT_ID, KEY, expectedFingerprint, 30_000);
+    expect(request.idempotency).toEqual({
+      claim: CLAIM,
+      fingerprint: expectedFingerprint,
+      mode: 'standard',
+      settled: false,
+    });
   });
 
   it('fingerprints a request without a body as an empty body', async () => {

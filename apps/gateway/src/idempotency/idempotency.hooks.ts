@@ -15,6 +15,7 @@ import {
   outcomeAction,
   readIdempotencyKey,
   REPLAYED_HEADER,
+  type RequestFingerprint,
   requestFingerprint,
 } from './idempotency-policy';
 import { IdempotencyStore } from './idempotency-store';
@@ -23,6 +24,7 @@ import { ResponseCipher } from './response-cipher';
 /** The claimed key of a request being executed. */
 interface ClaimedExecution {
   claim: IdempotencyClaim;
+  fingerprint: RequestFingerprint;
   mode: IdempotencyMode;
   settled: boolean;
 }
@@ -87,7 +89,7 @@ export class IdempotencyHooks {
         });
       });
     if (result.kind === 'claimed') {
-      request.idempotency = { claim: result.claim, mode, settled: false };
+      request.idempotency = { claim: result.claim, fingerprint, mode, settled: false };
       return;
     }
     const verdict = judgeExistingRecord(result.record, fingerprint);

@@ -6,6 +6,7 @@ import {
   type MessageRecord,
   MessagesSubjects,
   type MessageSummaryRecord,
+  type SendIdempotency,
 } from '@envoi/contracts-messages';
 import { emailDomain } from '@envoi/shared-edge';
 import { RpcClient } from '@envoi/shared-nats';
@@ -22,6 +23,7 @@ import { ApiError, AUTH_MESSAGES } from '../errors/api-error';
 import { Idempotent } from '../http/edge-route';
 import { BodyPipe, Ctx, type RequestContext, UUID_PATTERN } from '../http/request-context';
 import { MessageContents, SendPayloads } from '../http/uploads';
+import { ClaimedIdempotency } from '../idempotency/claimed-idempotency';
 import { CursorCodec } from '../pagination/cursor-codec';
 import { readPageRequest, toPaginatedList } from '../pagination/list-query';
 import { readMessageFilters } from './message-filters';
@@ -57,6 +59,7 @@ export class MessagesController {
   async create(
     @Ctx() ctx: RequestContext,
     @Body(new BodyPipe(CreateMessageBody)) body: CreateMessageBody,
+    @ClaimedIdempotency() idempotency: SendIdempotency | undefined,
   ): Promise<CreateMessageResult> {
     return this.rpc.request(
       MessagesSubjects.createMessage,
@@ -64,6 +67,7 @@ export class MessagesController {
         account_id: ctx.principal.account_id,
         credential_id: ctx.principal.key_id,
         api: 'v2',
+        ...(idempotency ? { idempotency } : {}),
         ...(await this.payloads.prepare(body, ctx.requestId)),
       },
       { requestId: ctx.requestId },
@@ -79,6 +83,7 @@ export class MessagesController {
   async createConversation(
     @Ctx() ctx: RequestContext,
     @Body(new BodyPipe(CreateConversationBody)) body: CreateConversationBody,
+    @ClaimedIdempotency() idempotency: SendIdempotency | undefined,
   ): Promise<CreateMessageResult> {
     return this.rpc.request(
       MessagesSubjects.createConversation,
@@ -86,6 +91,7 @@ export class MessagesController {
         account_id: ctx.principal.account_id,
         credential_id: ctx.principal.key_id,
         api: 'v2',
+        ...(idempotency ? { idempotency } : {}),
         ...(await this.payloads.prepare(body, ctx.requestId)),
       },
       { requestId: ctx.requestId },

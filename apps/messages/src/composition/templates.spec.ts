@@ -336,7 +336,7 @@ describe('renderTemplates', () => {
 
     it('limits the rendered size', () => {
       // Producing 11 MB may outlast the time limit on a loaded machine: only the size is tested.
-      jest.replaceProperty(TEMPLATE_LIMITS, 'timeoutMs', 10_000);
+      jest.replaceProperty(TEMPLATE_LIMITS as { timeoutMs: number }, 'timeoutMs', 10_000);
       const error = failure(() => text('{{ "x" * 11000000 }}'));
       expect(error.message).toBe('the rendered text_content is larger than 10 MiB');
       expect(text('{{ "ab" * 3 }}')).toBe('ababab');
@@ -348,7 +348,7 @@ describe('renderTemplates', () => {
     });
 
     it('renders templates larger than the parse cache', () => {
-      jest.replaceProperty(TEMPLATE_LIMITS, 'timeoutMs', 10_000);
+      jest.replaceProperty(TEMPLATE_LIMITS as { timeoutMs: number }, 'timeoutMs', 10_000);
       const big = `{{ a }}${'x'.repeat(600 * 1024)}`;
       expect(text(big, { a: 'A' })).toBe(`A${'x'.repeat(600 * 1024)}`);
     });

@@ -4,6 +4,7 @@ import { serviceDataSourceOptions } from '@envoi/shared-database';
 import { DeadLetterEntity, OutboxMessageEntity, ProcessedEventEntity } from '@envoi/shared-outbox';
 import type { DataSourceOptions } from 'typeorm';
 
+import { AcceptedRequestEntity } from '../accepted-requests/accepted-request.entity';
 import { MessageEntity } from '../messages/message.entity';
 import { MessageContentEntity } from '../messages/message-content.entity';
 import { TrackedLinkEntity } from '../tracking/tracked-link.entity';
@@ -11,6 +12,7 @@ import { TrackedLinkEntity } from '../tracking/tracked-link.entity';
 export const MESSAGES_SCHEMA = 'messages';
 
 export const MESSAGES_ENTITIES = [
+  AcceptedRequestEntity,
   DeadLetterEntity,
   MessageEntity,
   MessageContentEntity,

@@ -31,6 +31,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { NatsConnection } from 'nats';
 import { DataSource } from 'typeorm';
 
+import { AcceptedRequests } from '../accepted-requests/accepted-requests.service';
 import {
   checkContentRules,
   type ComposeInput,
@@ -256,10 +257,20 @@ export class AcceptService {
     private readonly suppressions: SuppressionChecks,
     private readonly outbox: OutboxRelayService,
     private readonly tracker: HtmlTracker,
+    private readonly acceptedRequests: AcceptedRequests,
   ) {}
 
-  /** One message per recipient, whose To holds that recipient only. */
-  async createMessage(request: CreateMessageRequest): Promise<CreateMessageResult> {
+  /** One message per recipient, whose To holds that recipient only; once per idempotency key. */
+  createMessage(request: CreateMessageRequest): Promise<CreateMessageResult> {
+    return this.acceptedRequests.once(request, () => this.acceptMessage(request));
+  }
+
+  /** One message to to, cc and bcc together; once per idempotency key. */
+  createConversation(request: CreateConversationRequest): Promise<CreateMessageResult> {
+    return this.acceptedRequests.once(request, () => this.acceptConversation(request));
+  }
+
+  private async acceptMessage(request: CreateMessageRequest): Promise<CreateMessageResult> {
     const body = await this.readBody(request, CreateMessageBody);
     const now = new Date();
     applyContentRules(body, 'message');
@@ -303,12 +314,15 @@ export class AcceptService {
       drafts.push(draft);
       data.push(acceptedEntry(echo, draft, setting.options, body));
     }
-    await this.store(request, body, setting, 'message', drafts);
-    return fitReply(data);
+    const reply = fitReply(data);
+    await this.store(request, body, setting, 'message', drafts, reply);
+    return reply;
   }
 
-  /** One message to to, cc and bcc together (bcc on the envelope only); no templating. */
-  async createConversation(request: CreateConversationRequest): Promise<CreateMessageResult> {
+  /** Bcc on the envelope only; no templating. */
+  private async acceptConversation(
+    request: CreateConversationRequest,
+  ): Promise<CreateMessageResult> {
     const body = await this.readBody(request, CreateConversationBody);
     const now = new Date();
     applyContentRules(body, 'conversation');
@@ -344,8 +358,9 @@ export class AcceptService {
         ? suppressedEntry(echoOf(address), reason ?? '', body)
         : acceptedEntry(echoOf(address), draft, setting.options, body);
     });
-    await this.store(request, body, setting, 'conversation', draft ? [draft] : []);
-    return fitReply(data);
+    const reply = fitReply(data);
+    await this.store(request, body, setting, 'conversation', draft ? [draft] : [], reply);
+    return reply;
   }
 
   /**
@@ -455,7 +470,8 @@ export class AcceptService {
 
   /**
    * Composes every message, then one transaction with one INSERT per table (each column one array
-   * parameter, expanded by PostgreSQL): messages, contents, and the outbox rows (reception events
+   * parameter, expanded by PostgreSQL): the idempotency key with the reply (first, so that a
+   * concurrent duplicate waits for it), messages, contents, and the outbox rows (reception events
    * first, then the delivery jobs, due at the first attempt).
    */
   private async store(
@@ -464,6 +480,7 @@ export class AcceptService {
     setting: SendSetting,
     kind: MessageKind,
     drafts: Draft[],
+    reply: CreateMessageResult,
   ): Promise<void> {
     if (drafts.length === 0) return;
     const raws = await composeWithinLimits(drafts);
@@ -531,6 +548,7 @@ export class AcceptService {
       ),
     );
     await this.dataSource.transaction(async (manager) => {
+      await this.acceptedRequests.record(manager, request, reply);
       await this.messages.insertMessages(messages, manager);
       await this.messages.insertContents(contents, manager);
       await this.tracking.insertLinks(

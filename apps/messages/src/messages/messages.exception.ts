@@ -28,4 +28,10 @@ export const MessagesException = {
     ),
   uploadUnavailable: (message: string) =>
     new CodedError(MessagesErrorCode.UploadUnavailable, message),
+  /** The gateway's wording for a key reused with another request (spec 7.5). */
+  idempotencyKeyReused: () =>
+    new CodedError(
+      MessagesErrorCode.IdempotencyKeyReused,
+      'idempotency key was already used with a different request payload',
+    ),
 } as const;

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 
+import { AcceptedRequestsModule } from '../accepted-requests/accepted-requests.module';
 import { RetentionRepository } from '../retention/retention.repository';
 import { RetentionPurgeService } from '../retention/retention-purge.service';
 import { AccountDefaultsService } from '../senders/account-defaults.service';
@@ -14,6 +15,7 @@ import { MessagesService } from './messages.service';
 import { SuppressionChecks } from './suppression-checks.service';
 
 @Module({
+  imports: [AcceptedRequestsModule],
   controllers: [MessagesController],
   providers: [
     MessagesRepository,

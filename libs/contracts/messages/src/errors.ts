@@ -14,6 +14,8 @@ export enum MessagesErrorCode {
   MessageNotCancellable = 'messages.message_not_cancellable',
   /** The uploaded request body the gateway referenced is missing or altered. */
   UploadUnavailable = 'messages.upload_unavailable',
+  /** The send's `Idempotency-Key` was committed with another request (spec 7.5: 422). */
+  IdempotencyKeyReused = 'messages.idempotency_key_reused',
   /** A tracking token that is not Envoi's, was altered, or whose message or link is gone. */
   TrackingNotFound = 'messages.tracking_not_found',
 }

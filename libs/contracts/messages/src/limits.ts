@@ -14,6 +14,8 @@ export const EMAIL_MAX_LENGTH = 254;
 export const DISPLAY_NAME_MAX_LENGTH = 255;
 export const SUBJECT_MAX_LENGTH = 998;
 export const HEADERS_MAX = 100;
+/** `Idempotency-Key` (spec 8). */
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 export const ATTACHMENTS_MAX = 100;
 /** One message as composed (MIME, encoded), as the reference's SMTP relay limits it (20 MB). */
 export const MESSAGE_MAX_BYTES = 20 * 1024 * 1024;

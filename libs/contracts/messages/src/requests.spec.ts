@@ -1,6 +1,6 @@
 import { validatePayload } from '@envoi/contracts-core';
 
-import { CreateConversationBody, CreateMessageBody } from './requests';
+import { CreateConversationBody, CreateMessageBody, CreateMessageRequest } from './requests';
 import { V1SendBody } from './v1';
 
 /** A plain copy of a validated body, as the bus carries it (absent fields left out). */
@@ -98,5 +98,41 @@ describe('send bodies as Go clients serialise them (every field, unset ones empt
     expect(message).toContain('from.email must be an email');
     expect(message).toContain('sandbox_result must be one of the following values');
     expect(message).toContain('attachments.0.content_type must be longer than or equal to 1');
+  });
+});
+
+describe('the idempotency of a send request', () => {
+  const request = {
+    account_id: '3f0b7f7e-8a43-4c3e-9d2a-1b2c3d4e5f60',
+    api: 'v2',
+    body: {
+      from: FROM,
+      recipients: [{ email: 'to@example.net' }],
+      subject: 'Hi',
+      text_content: 'Hi',
+    },
+  };
+  const fingerprint = 'ab'.repeat(32);
+
+  it('is optional', () => {
+    expect(validatePayload(CreateMessageRequest, request).ok).toBe(true);
+  });
+
+  it('carries the key and the request fingerprint', () => {
+    const result = validatePayload(CreateMessageRequest, {
+      ...request,
+      idempotency: { key: 'order-42', fingerprint },
+    });
+    expect(result.ok && result.value.idempotency).toEqual({ key: 'order-42', fingerprint });
+  });
+
+  it.each<[string, unknown]>([
+    ['an empty key', { key: '', fingerprint }],
+    ['a key over 255 characters', { key: 'k'.repeat(256), fingerprint }],
+    ['no fingerprint', { key: 'order-42' }],
+    ['a fingerprint that is not SHA-256 hex', { key: 'order-42', fingerprint: 'AB'.repeat(32) }],
+    ['a short fingerprint', { key: 'order-42', fingerprint: 'ab' }],
+  ])('refuses %s', (_what, idempotency) => {
+    expect(validatePayload(CreateMessageRequest, { ...request, idempotency }).ok).toBe(false);
   });
 });

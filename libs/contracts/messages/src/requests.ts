@@ -15,6 +15,7 @@ import {
   IsString,
   IsUUID,
   Length,
+  Matches,
   Max,
   MaxLength,
   Min,
@@ -28,6 +29,7 @@ import {
   CONVERSATION_ADDRESSES_MAX,
   DISPLAY_NAME_MAX_LENGTH,
   EMAIL_MAX_LENGTH,
+  IDEMPOTENCY_KEY_MAX_LENGTH,
   RECIPIENTS_MAX,
   RECIPIENTS_MIN,
   RETENTION_DATA_DAYS,
@@ -195,6 +197,16 @@ export class UploadRef {
   @IsString() @Length(64, 64) sha256!: string;
 }
 
+/**
+ * The `Idempotency-Key` the gateway claimed for a send: the service commits it with the send,
+ * so a retry after a reply that never arrived answers the committed send instead of a copy.
+ */
+export class SendIdempotency {
+  @IsString() @Length(1, IDEMPOTENCY_KEY_MAX_LENGTH) key!: string;
+  /** SHA-256 (hex) of what the gateway matches a key on: method, path and the body's SHA-256. */
+  @Matches(/^[0-9a-f]{64}$/) fingerprint!: string;
+}
+
 /** Who is sending: used for the events and the audit trail of a message. */
 export class SendContext {
   @IsUUID() account_id!: string;
@@ -202,6 +214,11 @@ export class SendContext {
   @IsOptional() @IsUUID() credential_id?: string;
   /** Which API received it: v1 has no templating, AMP, scheduling (spec 4.1). */
   @IsIn(['v1', 'v2']) api!: 'v1' | 'v2';
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => SendIdempotency)
+  idempotency?: SendIdempotency;
 }
 
 /** Exactly one of `body` (inline) and `upload` (large bodies) is set. */

@@ -1,0 +1,85 @@
+import type { CreateMessageResult, SendContext } from '@envoi/contracts-messages';
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+
+import { MessagesConfig } from '../messages.config';
+import { MessagesException } from '../messages/messages.exception';
+import { type AcceptedRequest, AcceptedRequestsRepository } from './accepted-requests.repository';
+
+/** The key was committed by a concurrent send while this one was being prepared. */
+class KeyTakenMeanwhile extends Error {
+  constructor() {
+    super('the idempotency key was committed by a concurrent send');
+    this.name = 'KeyTakenMeanwhile';
+  }
+}
+
+/**
+ * A send under an `Idempotency-Key` is committed once per account and key: the key goes into the
+ * send's own transaction, so a retry after a reply that never reached the gateway (a crash, a
+ * timeout) answers the committed send, with the same ids, instead of sending a copy.
+ */
+@Injectable()
+export class AcceptedRequests {
+  private readonly windowMs: number;
+
+  constructor(
+    private readonly records: AcceptedRequestsRepository,
+    config: MessagesConfig,
+  ) {
+    this.windowMs = config.IDEMPOTENCY_TTL_MS;
+  }
+
+  /**
+   * The reply of the send already committed under the request's key, or else `accept`'s; a
+   * concurrent send that commits the key first wins and both answer its reply.
+   */
+  async once(
+    request: SendContext,
+    accept: () => Promise<CreateMessageResult>,
+  ): Promise<CreateMessageResult> {
+    if (request.idempotency === undefined) return accept();
+    const earlier = await this.earlierReply(request);
+    if (earlier) return earlier;
+    try {
+      return await accept();
+    } catch (error) {
+      if (!(error instanceof KeyTakenMeanwhile)) throw error;
+      const winner = await this.earlierReply(request);
+      if (!winner) throw error;
+      return winner;
+    }
+  }
+
+  /** Inside the send's transaction, before its rows: rolls it back when the key is taken. */
+  async record(
+    manager: EntityManager,
+    request: SendContext,
+    reply: CreateMessageResult,
+  ): Promise<void> {
+    const idempotency = request.idempotency;
+    if (idempotency === undefined) return;
+    const owner = { accountId: request.account_id, key: idempotency.key };
+    const accepted: AcceptedRequest = { fingerprint: idempotency.fingerprint, reply };
+    if (!(await this.records.insert(manager, owner, accepted, this.windowMs))) {
+      throw new KeyTakenMeanwhile();
+    }
+  }
+
+  /** Deletes up to `limit` records past the window; returns how many. */
+  purgeExpired(limit: number): Promise<number> {
+    return this.records.purgeExpired(limit, this.windowMs);
+  }
+
+  private async earlierReply(request: SendContext): Promise<CreateMessageResult | undefined> {
+    const idempotency = request.idempotency;
+    if (idempotency === undefined) return undefined;
+    const owner = { accountId: request.account_id, key: idempotency.key };
+    const accepted = await this.records.findLive(owner, this.windowMs);
+    if (accepted === null) return undefined;
+    if (accepted.fingerprint !== idempotency.fingerprint) {
+      throw MessagesException.idempotencyKeyReused();
+    }
+    return accepted.reply;
+  }
+}
