@@ -6,6 +6,9 @@ import type { DataSourceOptions } from 'typeorm';
 
 import { MessageEntity } from '../messages/message.entity';
 import { MessageContentEntity } from '../messages/message-content.entity';
+import { SendEntity } from '../messages/send.entity';
+import { SendAttachmentEntity } from '../messages/send-attachment.entity';
+import { SendLinkEntity } from '../tracking/send-link.entity';
 import { TrackedLinkEntity } from '../tracking/tracked-link.entity';
 
 export const MESSAGES_SCHEMA = 'messages';
@@ -14,6 +17,9 @@ export const MESSAGES_ENTITIES = [
   DeadLetterEntity,
   MessageEntity,
   MessageContentEntity,
+  SendEntity,
+  SendAttachmentEntity,
+  SendLinkEntity,
   TrackedLinkEntity,
   ProcessedEventEntity,
   OutboxMessageEntity,
