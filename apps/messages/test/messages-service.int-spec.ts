@@ -6,6 +6,7 @@ import { deliveryBatchSuite } from './suites/delivery-batch.suite';
 import { readSuite } from './suites/read.suite';
 import { rulesSuite } from './suites/rules.suite';
 import { scheduleSuite } from './suites/schedule.suite';
+import { sendsSuite } from './suites/sends.suite';
 import { trackingSuite } from './suites/tracking.suite';
 import { uploadSuite } from './suites/upload.suite';
 
@@ -38,4 +39,5 @@ describe('messages service', () => {
   deliverySuite(getApp);
   deliveryBatchSuite(getApp);
   trackingSuite(getApp);
+  sendsSuite(getApp);
 });
