@@ -358,15 +358,16 @@ export class AcceptService {
       .map((recipient, index) => ({ recipient, index }))
       .filter(({ recipient }) => !setting.suppressed.has(suppressionKey(recipient.email)))
       .map(({ index }) => index);
+    const given = contentOf(body);
     const contents = templated
       ? renderEach(
-          contentOf(body),
+          given,
           positions.map((index) =>
             mergeSubstitutions(body.substitutions, body.recipients[index]?.substitutions),
           ),
           positions,
         )
-      : positions.map(() => contentOf(body));
+      : positions.map(() => given);
     const drafts: Draft[] = [];
     const data: CreatedMessageRecord[] = [];
     for (const recipient of body.recipients) {
@@ -377,8 +378,13 @@ export class AcceptService {
         continue;
       }
       // The n-th deliverable recipient's rendering.
-      const content = contents[drafts.length] ?? contentOf(body);
-      const draft = this.draft(setting, content, [recipient], recipient.substitutions);
+      const content = contents[drafts.length] ?? given;
+      const draft = this.draft(
+        setting,
+        content,
+        [recipient],
+        templated ? recipient.substitutions : undefined,
+      );
       drafts.push(draft);
       data.push(acceptedEntry(echo, draft, setting.options, body));
     }

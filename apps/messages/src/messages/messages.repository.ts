@@ -149,11 +149,6 @@ export class MessagesRepository {
     return this.dataSource.manager.findOneBy(MessageEntity, { id, accountId });
   }
 
-  /** The message's content row, every column. */
-  findContent(messageId: string): Promise<MessageContentEntity | null> {
-    return this.dataSource.manager.findOne(MessageContentEntity, { where: { messageId } });
-  }
-
   /** The message's raw content alone; null once purged (or when there is none). */
   async findRaw(messageId: string): Promise<Buffer | null> {
     const content = await this.dataSource.manager.findOne(MessageContentEntity, {
