@@ -5,6 +5,7 @@ import { simpleParser } from 'mailparser';
 
 import { MessagesRepository } from '../../src/messages/messages.repository';
 import { RetentionRepository } from '../../src/retention/retention.repository';
+import { RetentionPurgeService } from '../../src/retention/retention-purge.service';
 import { contentRow, messageRow } from '../message-row-factory';
 import {
   messageBody,
@@ -197,6 +198,39 @@ export function sendsSuite(getApp: () => MessagesTestApp): void {
         content: null,
         content_parsed: null,
       });
+    });
+
+    it('deletes a send, its attachments and its messages when metadata retention ends', async () => {
+      const sender = await newSender(app);
+      const result = await send(
+        app,
+        sender,
+        messageBody(sender, {
+          recipients: [{ email: 'm1@recipient.test' }, { email: 'm2@recipient.test' }],
+          attachments: [{ file_name: 'a.txt', content_type: 'text/plain', data: 'attached' }],
+        }),
+      );
+      const ids = result.data.map((entry) => uuidOf(entry.id));
+      const [{ send_id: sendId } = { send_id: '' }] = await app.dataSource.query<
+        Array<{ send_id: string }>
+      >('SELECT send_id FROM messages.messages WHERE id = $1', [ids[0]]);
+      await app.dataSource.query(
+        `UPDATE messages.sends SET retain_until = now() - interval '1 second' WHERE id = $1`,
+        [sendId],
+      );
+
+      await app.app.get(RetentionPurgeService).purge();
+
+      const [left] = await app.dataSource.query<
+        Array<{ sends: number; attachments: number; messages: number }>
+      >(
+        `SELECT (SELECT count(*)::int FROM messages.sends WHERE id = $1) AS sends,
+                (SELECT count(*)::int FROM messages.send_attachments WHERE send_id = $1)
+                  AS attachments,
+                (SELECT count(*)::int FROM messages.messages WHERE id = ANY($2)) AS messages`,
+        [sendId, ids],
+      );
+      expect(left).toEqual({ sends: 0, attachments: 0, messages: 0 });
     });
   });
 }
