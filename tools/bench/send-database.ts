@@ -79,7 +79,8 @@ export class SendDatabase {
     }>(
       `SELECT count(*)::int AS rows,
               count(*) FILTER (WHERE m.id = ANY($2::uuid[]))::int AS found,
-              count(c.message_id)::int AS contents
+              count(*) FILTER (WHERE c.message_id IS NOT NULL OR m.send_id IS NOT NULL)::int
+                AS contents
          FROM messages.messages m
          LEFT JOIN messages.message_contents c ON c.message_id = m.id
         WHERE m.account_id = $1`,

@@ -40,6 +40,10 @@ export function messageRow(id: string, changes: Partial<MessageRow> = {}): Messa
     openCount: 4,
     clickCount: 5,
     bounceClassification: 'Mailbox Full',
+    sendId: null,
+    recipientName: 'Ann "A" {1} \\ NULL',
+    substitutions: { zeta: 1, alpha: { b: [1, 'x'], a: null }, __proto__x: '\\ "q"' },
+    contentPurgedAt: at('2030-01-01T10:00:04.000Z'),
     ...changes,
   };
 }

@@ -49,13 +49,14 @@ const AWKWARD = [
 async function typeormInsert<T extends ObjectLiteral>(
   manager: EntityManager,
   target: EntityTarget<T>,
-  rows: Parameters<InsertQueryBuilder<T>['values']>[0],
+  // Rows as plain objects: TypeORM's deep-partial type refuses a json column of unknown values.
+  rows: readonly object[],
 ): Promise<void> {
   await manager
     .createQueryBuilder()
     .insert()
     .into(target)
-    .values(rows)
+    .values(rows as Parameters<InsertQueryBuilder<T>['values']>[0])
     .updateEntity(false)
     .execute();
 }

@@ -7,6 +7,7 @@ import { idempotencySuite } from './suites/idempotency.suite';
 import { readSuite } from './suites/read.suite';
 import { rulesSuite } from './suites/rules.suite';
 import { scheduleSuite } from './suites/schedule.suite';
+import { sendsSuite } from './suites/sends.suite';
 import { trackingSuite } from './suites/tracking.suite';
 import { uploadSuite } from './suites/upload.suite';
 
@@ -40,4 +41,5 @@ describe('messages service', () => {
   deliverySuite(getApp);
   deliveryBatchSuite(getApp);
   trackingSuite(getApp);
+  sendsSuite(getApp);
 });

@@ -1,4 +1,5 @@
 export {
+  attachmentBytes,
   checkContentRules,
   ContentRuleError,
   customHeaders,

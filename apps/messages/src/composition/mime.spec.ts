@@ -86,6 +86,36 @@ function addresses(field: AddressObject | AddressObject[] | undefined) {
 }
 
 describe('composeMime', () => {
+  describe('determinism', () => {
+    const full = input({
+      html: '<p>Hi <img src="cid:logo@example.com"></p>',
+      amp: '<html amp4email></html>',
+      attachments: [png('<logo@example.com>'), pdf],
+      headers: { 'X-Campaign': 'spring' },
+    });
+
+    it('composes the same input to the same bytes', async () => {
+      const first = await composeMime(full);
+      const second = await composeMime(structuredClone(full));
+      expect(second.equals(first)).toBe(true);
+    });
+
+    it('derives the multipart boundaries from the Message-ID', async () => {
+      const boundaries = (raw: Buffer) =>
+        [...raw.toString('latin1').matchAll(/boundary="?([^";\r\n]+)/g)].map((match) => match[1]);
+      const first = boundaries(await composeMime(full));
+      const other = boundaries(
+        await composeMime({
+          ...full,
+          messageId: '<0190a7e2-5c1e-7b3a-9f00-000000000000@example.com>',
+        }),
+      );
+      expect(first.length).toBeGreaterThanOrEqual(3);
+      expect(other).toHaveLength(first.length);
+      expect(other.some((boundary, index) => boundary === first[index])).toBe(false);
+    });
+  });
+
   describe('structure', () => {
     it.each<[string, Partial<ComposeInput>, string]>([
       ['text only', { text: 'Hi' }, 'text/plain'],

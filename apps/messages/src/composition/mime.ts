@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 import type { AttachmentBody, ParsedContentRecord } from '@envoi/contracts-messages';
 import { type Attachment, simpleParser } from 'mailparser';
 import MailComposer, { type MailComposerAttachment } from 'nodemailer/lib/mail-composer';
@@ -61,6 +63,9 @@ const STRUCTURED_HEADERS: ReadonlySet<string> = new Set([
  * {@link ContentRuleError}. No line is longer than 998 octets (RFC 5322 2.1.1): Nodemailer folds
  * headers at whitespace, {@link foldable} encodes those it cannot fold, and it gives text parts
  * with long lines quoted-printable or base64; a message that still has one is a ContentRuleError.
+ * Deterministic: the same input gives the same bytes (the Message-ID and Date are given, and the
+ * multipart boundaries are derived from the Message-ID), so a message can be composed again from
+ * what was stored at accept and read back exactly as it is sent.
  */
 export async function composeMime(input: ComposeInput): Promise<Buffer> {
   assertSafe(input);
@@ -69,6 +74,7 @@ export async function composeMime(input: ComposeInput): Promise<Buffer> {
   const composer = new MailComposer({
     messageId: input.messageId,
     date: input.date,
+    baseBoundary: boundaryOf(input.messageId),
     from: address(input.from),
     to: input.to.map(address),
     cc: input.cc?.length ? input.cc.map(address) : undefined,
@@ -95,6 +101,14 @@ export async function composeMime(input: ComposeInput): Promise<Buffer> {
     );
   }
   return raw;
+}
+
+/**
+ * The shared part of the message's multipart boundaries (Nodemailer draws it at random otherwise):
+ * a digest of the Message-ID, as unlikely as a random one to occur in the content.
+ */
+function boundaryOf(messageId: string): string {
+  return createHash('sha256').update(messageId).digest('hex').slice(0, 24);
 }
 
 /**

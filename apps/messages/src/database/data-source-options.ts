@@ -7,6 +7,9 @@ import type { DataSourceOptions } from 'typeorm';
 import { AcceptedRequestEntity } from '../accepted-requests/accepted-request.entity';
 import { MessageEntity } from '../messages/message.entity';
 import { MessageContentEntity } from '../messages/message-content.entity';
+import { SendEntity } from '../messages/send.entity';
+import { SendAttachmentEntity } from '../messages/send-attachment.entity';
+import { SendLinkEntity } from '../tracking/send-link.entity';
 import { TrackedLinkEntity } from '../tracking/tracked-link.entity';
 
 export const MESSAGES_SCHEMA = 'messages';
@@ -16,6 +19,9 @@ export const MESSAGES_ENTITIES = [
   DeadLetterEntity,
   MessageEntity,
   MessageContentEntity,
+  SendEntity,
+  SendAttachmentEntity,
+  SendLinkEntity,
   TrackedLinkEntity,
   ProcessedEventEntity,
   OutboxMessageEntity,

@@ -56,11 +56,15 @@ export class DeliveryEventsService {
         new Date(),
         manager,
       );
-      for (const { message, state } of changed) {
-        if (message.retentionDataDays === 0 && deliveryFinished(state.status)) {
-          await this.retention.purgeContentNow(message.id, manager);
-        }
-      }
+      await this.retention.purgeContentsNow(
+        changed
+          .filter(
+            ({ message, state }) =>
+              message.retentionDataDays === 0 && deliveryFinished(state.status),
+          )
+          .map(({ message }) => message.id),
+        manager,
+      );
       return folded.results;
     });
     outcomes.forEach((outcome, index) => this.warnIfUnknown(outcome, results[index]));

@@ -33,7 +33,9 @@ import { DataSource } from 'typeorm';
 
 import { AcceptedRequests } from '../accepted-requests/accepted-requests.service';
 import {
+  attachmentBytes,
   checkContentRules,
+  type ComposeAddress,
   type ComposeInput,
   composeMime,
   ContentRuleError,
@@ -47,14 +49,20 @@ import {
   type AuthorizedSender,
   SenderAuthorizations,
 } from '../senders/sender-authorizations.service';
-import { HtmlTracker } from '../tracking/html-tracker.service';
-import type { TrackedLink } from '../tracking/html-tracking';
 import { TrackingRepository } from '../tracking/tracking.repository';
 import type { MessageKind } from './message.entity';
 import { messageIdHeader, uuidv7 } from './message-ids';
 import { MessagesException } from './messages.exception';
-import { type MessageContentRow, type MessageRow, MessagesRepository } from './messages.repository';
+import { type MessageRow, MessagesRepository } from './messages.repository';
 import { checkSchedule, type EffectiveOptions, effectiveOptions } from './send-options';
+import { type SendAttachmentRow, type SendRow, SendsRepository } from './sends.repository';
+import { composedSizeBound, type SizeParts } from './size-bound';
+import {
+  type PreparedMessage,
+  type RecipientPart,
+  type SendSources,
+  StoredComposer,
+} from './stored-composition';
 import { SuppressionChecks, suppressionKey } from './suppression-checks.service';
 
 /** The text fields templates apply to. */
@@ -74,7 +82,7 @@ interface SendSetting {
   now: Date;
 }
 
-/** One message about to be stored: its row, its content and what announces it. */
+/** One message about to be stored: its row, what it adds to its send and what announces it. */
 interface Draft {
   id: string;
   header: string;
@@ -82,10 +90,38 @@ interface Draft {
   recipient: string;
   /** Lowercase, without duplicates: where it is delivered. */
   envelope: string[];
-  subject: string;
-  compose: ComposeInput;
-  /** The links its HTML tracks clicks of (stored with it). */
-  trackedLinks: TrackedLink[];
+  /** Its subject and contents, rendered. */
+  content: Content;
+  part: RecipientPart;
+}
+
+/** The address alone (a request's address may carry substitutions too). */
+function plainAddress(address: AddressBody): ComposeAddress {
+  return { email: address.email, ...(address.name !== undefined ? { name: address.name } : {}) };
+}
+
+/** What the send's messages share: stored once, composed per message when read. */
+function sendSources(
+  setting: SendSetting,
+  body: SendOptionsBody,
+  kind: MessageKind,
+  templated: boolean,
+  addressed: { to: AddressBody[]; cc?: AddressBody[] } | undefined,
+  substitutions?: Record<string, unknown>,
+): SendSources {
+  return {
+    kind,
+    acceptedAt: setting.now,
+    from: plainAddress(body.from),
+    ...(body.reply_to ? { replyTo: plainAddress(body.reply_to) } : {}),
+    ...(addressed ? { to: addressed.to.map(plainAddress) } : {}),
+    ...(addressed?.cc ? { cc: addressed.cc.map(plainAddress) } : {}),
+    templates: contentOf(body),
+    headers: customHeaders(body),
+    ...(templated && substitutions !== undefined ? { substitutions } : {}),
+    templated,
+    attachments: body.attachments ?? [],
+  };
 }
 
 function emailDomain(email: string): string {
@@ -123,27 +159,69 @@ async function compose(input: ComposeInput): Promise<Buffer> {
 
 /**
  * Each draft's MIME message, one at a time so that a request over the limits stops before it
- * holds them all: at most MESSAGE_MAX_BYTES each and SEND_MAX_BYTES together.
+ * holds them all: at most MESSAGE_MAX_BYTES each and SEND_MAX_BYTES together. The exact check,
+ * for when the bounds of {@link checkSizes} do not settle it.
  */
-async function composeWithinLimits(drafts: readonly Draft[]): Promise<Buffer[]> {
-  const raws: Buffer[] = [];
+async function composeWithinLimits(
+  drafts: readonly Draft[],
+  inputOf: (draft: Draft) => ComposeInput,
+): Promise<void> {
   let total = 0;
   for (const draft of drafts) {
-    const raw = await compose(draft.compose);
-    if (raw.length > MESSAGE_MAX_BYTES) {
+    const size = (await compose(inputOf(draft))).length;
+    if (size > MESSAGE_MAX_BYTES) {
       throw MessagesException.invalid(
-        `the message to ${draft.recipient} is ${raw.length} bytes once encoded; at most ${MESSAGE_MAX_BYTES} bytes are accepted`,
+        `the message to ${draft.recipient} is ${size} bytes once encoded; at most ${MESSAGE_MAX_BYTES} bytes are accepted`,
       );
     }
-    total += raw.length;
+    total += size;
     if (total > SEND_MAX_BYTES) {
       throw MessagesException.invalid(
         `the messages of this request come to more than ${SEND_MAX_BYTES} bytes once encoded; send them in several requests with fewer recipients`,
       );
     }
-    raws.push(raw);
   }
-  return raws;
+}
+
+function utf8Bytes(value: string | undefined): number {
+  return value === undefined ? 0 : Buffer.byteLength(value, 'utf8');
+}
+
+/**
+ * The size limits without composing every message: the first one is composed (its content
+ * rules checked on the way) and the others bounded from it (see composedSizeBound). When a
+ * bound does not fit, the messages are composed and measured one by one instead, so a request
+ * is refused only for its real sizes, with the same answers as before.
+ */
+async function checkSizes(
+  drafts: readonly Draft[],
+  prepared: (index: number) => PreparedMessage | undefined,
+  inputOf: (draft: Draft) => ComposeInput,
+): Promise<void> {
+  const [first, ...others] = drafts;
+  const representative = prepared(0);
+  if (!first || !representative) return;
+  const size = (await compose(representative.input)).length;
+  const partsOf = (draft: Draft, index: number): SizeParts => {
+    const input = prepared(index)?.input;
+    return {
+      to: input?.to ?? [draft.part.recipient],
+      ...(input?.cc ? { cc: input.cc } : {}),
+      content: draft.content,
+      trackedHtmlBytes: utf8Bytes((input ?? representative.input).html),
+    };
+  };
+  const given = partsOf(first, 0);
+  let total = size;
+  let fits = size <= MESSAGE_MAX_BYTES && total <= SEND_MAX_BYTES;
+  for (let index = 0; fits && index < others.length; index += 1) {
+    const other = others[index];
+    if (!other) break;
+    const bound = composedSizeBound(size, given, partsOf(other, index + 1));
+    total += bound;
+    fits = bound <= MESSAGE_MAX_BYTES && total <= SEND_MAX_BYTES;
+  }
+  if (!fits) await composeWithinLimits(drafts, inputOf);
 }
 
 /**
@@ -239,9 +317,10 @@ function fitReply(data: CreatedMessageRecord[]): CreateMessageResult {
 
 /**
  * Accepts sends (spec 2.1, 2.2, 4.2): validates, authorizes the sender domain, applies the
- * account's defaults, drops suppressed recipients, renders and composes each message, then
- * commits every message, its content, its reception event and its delivery job in one
- * transaction. A reply means everything is committed; the relay publishes from there.
+ * account's defaults, drops suppressed recipients, renders each message (its template errors
+ * are 400s) and checks the size limits, then commits the send once, every message's own part,
+ * its reception event and its delivery job in one transaction (messages are composed from the
+ * send whenever they are read or delivered). A reply means everything is committed; the relay publishes from there.
  */
 @Injectable()
 export class AcceptService {
@@ -256,7 +335,8 @@ export class AcceptService {
     private readonly accounts: AccountDefaultsService,
     private readonly suppressions: SuppressionChecks,
     private readonly outbox: OutboxRelayService,
-    private readonly tracker: HtmlTracker,
+    private readonly sends: SendsRepository,
+    private readonly composer: StoredComposer,
     private readonly acceptedRequests: AcceptedRequests,
   ) {}
 
@@ -285,20 +365,20 @@ export class AcceptService {
       request.api === 'v2' &&
       (body.substitutions !== undefined ||
         body.recipients.some((recipient) => recipient.substitutions !== undefined));
-    const headers = customHeaders(body);
     const positions = body.recipients
       .map((recipient, index) => ({ recipient, index }))
       .filter(({ recipient }) => !setting.suppressed.has(suppressionKey(recipient.email)))
       .map(({ index }) => index);
+    const given = contentOf(body);
     const contents = templated
       ? renderEach(
-          contentOf(body),
+          given,
           positions.map((index) =>
             mergeSubstitutions(body.substitutions, body.recipients[index]?.substitutions),
           ),
           positions,
         )
-      : positions.map(() => contentOf(body));
+      : positions.map(() => given);
     const drafts: Draft[] = [];
     const data: CreatedMessageRecord[] = [];
     for (const recipient of body.recipients) {
@@ -309,13 +389,19 @@ export class AcceptService {
         continue;
       }
       // The n-th deliverable recipient's rendering.
-      const content = contents[drafts.length] ?? contentOf(body);
-      const draft = this.draft(setting, body, content, headers, { to: [recipient] }, [recipient]);
+      const content = contents[drafts.length] ?? given;
+      const draft = this.draft(
+        setting,
+        content,
+        [recipient],
+        templated ? recipient.substitutions : undefined,
+      );
       drafts.push(draft);
       data.push(acceptedEntry(echo, draft, setting.options, body));
     }
+    const sources = sendSources(setting, body, 'message', templated, undefined, body.substitutions);
     const reply = fitReply(data);
-    await this.store(request, body, setting, 'message', drafts, reply);
+    await this.store(request, body, setting, sources, drafts, reply);
     return reply;
   }
 
@@ -344,22 +430,19 @@ export class AcceptService {
     const draft =
       deliverable.length === 0
         ? undefined
-        : this.draft(
-            setting,
-            body,
-            contentOf(body),
-            customHeaders(body),
-            { to: body.to, ...(body.cc ? { cc: body.cc } : {}) },
-            deliverable,
-          );
+        : this.draft(setting, contentOf(body), deliverable, undefined);
     const data = addresses.map((address) => {
       const reason = setting.suppressed.get(suppressionKey(address.email));
       return reason !== undefined || !draft
         ? suppressedEntry(echoOf(address), reason ?? '', body)
         : acceptedEntry(echoOf(address), draft, setting.options, body);
     });
+    const sources = sendSources(setting, body, 'conversation', false, {
+      to: body.to,
+      ...(body.cc ? { cc: body.cc } : {}),
+    });
     const reply = fitReply(data);
-    await this.store(request, body, setting, 'conversation', draft ? [draft] : [], reply);
+    await this.store(request, body, setting, sources, draft ? [draft] : [], reply);
     return reply;
   }
 
@@ -427,77 +510,100 @@ export class AcceptService {
 
   private draft(
     setting: SendSetting,
-    body: SendOptionsBody,
     content: Content,
-    headers: ComposeInput['headers'],
-    addressed: { to: AddressBody[]; cc?: AddressBody[] },
     envelope: AddressBody[],
+    substitutions: Record<string, unknown> | undefined,
   ): Draft {
     const id = uuidv7(setting.now.getTime());
     const header = messageIdHeader(id, setting.sender.domain);
     const first = envelope[0];
     if (!first) throw new Error('a message needs a recipient');
-    const tracked =
-      content.html === undefined
-        ? undefined
-        : this.tracker.track(content.html, id, {
-            opens: setting.options.trackOpens,
-            clicks: setting.options.trackClicks,
-          });
     return {
       id,
       header,
       recipient: first.email,
       envelope: [...new Set(envelope.map((address) => address.email.toLowerCase()))],
-      subject: content.subject,
-      compose: {
-        messageId: header,
-        date: setting.now,
-        from: body.from,
-        to: addressed.to,
-        ...(addressed.cc ? { cc: addressed.cc } : {}),
-        ...(body.reply_to ? { replyTo: body.reply_to } : {}),
-        subject: content.subject,
-        ...(content.text !== undefined ? { text: content.text } : {}),
-        ...(tracked ? { html: tracked.html } : {}),
-        ...(content.amp !== undefined ? { amp: content.amp } : {}),
-        attachments: body.attachments ?? [],
-        headers,
+      content,
+      part: {
+        id,
+        messageIdHeader: header,
+        recipient: plainAddress(first),
+        ...(substitutions !== undefined ? { substitutions } : {}),
+        tracking: { opens: setting.options.trackOpens, clicks: setting.options.trackClicks },
       },
-      trackedLinks: tracked?.links ?? [],
     };
   }
 
   /**
-   * Composes every message, then one transaction with one INSERT per table (each column one array
+   * Checks the sizes, then one transaction with one INSERT per table (each column one array
    * parameter, expanded by PostgreSQL): the idempotency key with the reply (first, so that a
-   * concurrent duplicate waits for it), messages, contents, and the outbox rows (reception events
-   * first, then the delivery jobs, due at the first attempt).
+   * concurrent duplicate waits for it), the send and its attachments, the messages, their
+   * tracked links, and the outbox rows (reception events first, then the delivery jobs, due at
+   * the first attempt). Nothing is composed for storage: reads compose from the send.
    */
   private async store(
     request: SendContext,
     body: SendOptionsBody,
     setting: SendSetting,
-    kind: MessageKind,
+    sources: SendSources,
     drafts: Draft[],
     reply: CreateMessageResult,
   ): Promise<void> {
     if (drafts.length === 0) return;
-    const raws = await composeWithinLimits(drafts);
     const { options, sender, now } = setting;
+    const prepare = (draft: Draft) => this.composer.prepare(sources, draft.part, draft.content);
+    // Templated messages differ in content, so each one is tracked (and its links stored) alone;
+    // otherwise the first message stands for all.
+    const prepared = sources.templated ? drafts.map(prepare) : drafts.slice(0, 1).map(prepare);
+    await checkSizes(
+      drafts,
+      (index) => prepared[index],
+      (draft) => prepare(draft).input,
+    );
+    const sendId = uuidv7(now.getTime());
+    const send: SendRow = {
+      id: sendId,
+      accountId: setting.accountId,
+      kind: sources.kind,
+      api: request.api,
+      acceptedAt: now,
+      fromAddress: sources.from,
+      replyTo: sources.replyTo ?? null,
+      toAddresses: sources.to ?? null,
+      ccAddresses: sources.cc ?? null,
+      subject: sources.templates.subject,
+      textContent: sources.templates.text ?? null,
+      htmlContent: sources.templates.html ?? null,
+      ampContent: sources.templates.amp ?? null,
+      headers: sources.headers,
+      substitutions: sources.substitutions ?? null,
+      templated: sources.templated,
+      purgeAt: options.purgeContentAt,
+      purgedAt: null,
+      retainUntil: options.retainUntil,
+    };
+    const attachments = sources.attachments.map((attachment, position): SendAttachmentRow => ({
+      sendId,
+      position,
+      fileName: attachment.file_name,
+      contentType: attachment.content_type,
+      contentId: attachment.content_id ?? null,
+      contentDisposition: attachment.content_disposition ?? null,
+      content: attachmentBytes(attachment),
+    }));
     const jobIds = drafts.map(() => randomUUID());
     const messages = drafts.map((draft, index): MessageRow => ({
       id: draft.id,
       accountId: setting.accountId,
       domainId: sender.domainId,
       domain: sender.domain,
-      kind,
+      kind: sources.kind,
       api: request.api,
       credentialId: request.credential_id ?? null,
       sender: body.from.email,
       recipient: draft.recipient,
       envelopeRecipients: draft.envelope,
-      subject: draft.subject,
+      subject: draft.content.subject,
       tags: body.tags ?? [],
       status: options.firstAttemptAt ? 'Scheduled' : 'Received',
       messageIdHeader: draft.header,
@@ -520,17 +626,27 @@ export class AcceptService {
       openCount: 0,
       clickCount: 0,
       bounceClassification: null,
+      sendId,
+      recipientName: draft.part.recipient.name ?? null,
+      substitutions: draft.part.substitutions ?? null,
+      contentPurgedAt: null,
     }));
-    const contents = drafts.map((draft, index): MessageContentRow => {
-      const raw = raws[index] ?? Buffer.alloc(0);
-      return {
-        messageId: draft.id,
-        raw,
-        size: raw.length,
-        purgeAt: options.purgeContentAt,
-        purgedAt: null,
-      };
-    });
+    const sendLinks = sources.templated
+      ? []
+      : (prepared[0]?.links ?? []).map((link) => ({
+          sendId,
+          position: link.index,
+          url: link.url,
+        }));
+    const messageLinks = sources.templated
+      ? drafts.flatMap((draft, index) =>
+          (prepared[index]?.links ?? []).map((link) => ({
+            messageId: draft.id,
+            position: link.index,
+            url: link.url,
+          })),
+        )
+      : [];
     const receptions = drafts.map((draft) => {
       const eventId = randomUUID();
       return outboxEntry(
@@ -549,23 +665,14 @@ export class AcceptService {
     );
     await this.dataSource.transaction(async (manager) => {
       await this.acceptedRequests.record(manager, request, reply);
+      await this.sends.insert(send, attachments, sendLinks, manager);
       await this.messages.insertMessages(messages, manager);
-      await this.messages.insertContents(contents, manager);
-      await this.tracking.insertLinks(
-        drafts.flatMap((draft) =>
-          draft.trackedLinks.map((link) => ({
-            messageId: draft.id,
-            position: link.index,
-            url: link.url,
-          })),
-        ),
-        manager,
-      );
+      await this.tracking.insertLinks(messageLinks, manager);
       await enqueueOutbox(manager, [...receptions, ...jobs]);
     });
     this.outbox.notify();
     this.logger.log(
-      `accepted ${messages.length} ${kind}(s) from ${sender.domain}: ${messages[0]?.id ?? ''}${
+      `accepted ${messages.length} ${sources.kind}(s) from ${sender.domain}: ${messages[0]?.id ?? ''}${
         messages.length > 1 ? ' …' : ''
       }`,
     );
@@ -588,7 +695,7 @@ function receptionEvent(
       event: 'on_reception',
       from: body.from.email,
       recipient: draft.recipient,
-      subject: draft.subject,
+      subject: draft.content.subject,
       message_id_header: draft.header,
       id: draft.id,
     },

@@ -12,6 +12,7 @@ import type { NatsConnection } from 'nats';
 
 import { MessagesConfig } from '../messages.config';
 import type { MessageEntity } from './message.entity';
+import { MessageContents } from './message-contents.service';
 import { MessagesException } from './messages.exception';
 import { MessagesRepository } from './messages.repository';
 
@@ -49,13 +50,14 @@ export function toDeliveryView(message: MessageEntity): DeliveryView {
 
 /**
  * What a delivery worker needs to attempt one message (MessagesSubjects.deliveryView): its
- * envelope, its state and its exact bytes, inline while their base64 form fits a NATS reply,
+ * envelope, its state and its exact bytes (composed from its send, the same on every call), inline while their base64 form fits a NATS reply,
  * otherwise through the downloads bucket.
  */
 @Injectable()
 export class DeliveryViewService {
   constructor(
     private readonly messages: MessagesRepository,
+    private readonly contents: MessageContents,
     @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
     private readonly config: MessagesConfig,
   ) {}
@@ -63,7 +65,7 @@ export class DeliveryViewService {
   async view(request: DeliveryViewRequest): Promise<DeliveryView> {
     const message = await this.messages.findById(request.message_id);
     if (!message) throw MessagesException.notFound();
-    const raw = await this.messages.findRaw(message.id);
+    const raw = await this.contents.raw(message);
     const view = toDeliveryView(message);
     // Purged by data retention: nothing left to send.
     if (raw === null) return view;

@@ -1,3 +1,5 @@
+import type { EntityManager } from 'typeorm';
+
 /**
  * How one column's values travel in an unnest INSERT, where each column is one array parameter
  * that PostgreSQL expands into rows:
@@ -5,7 +7,8 @@
  * - `text[]`: each row's array written as an array literal, and the literals sent as a `text[]`
  *   cast back row by row (unnest flattens a two-dimensional array, and the rows' arrays differ
  *   in length anyway);
- * - `jsonb`: each row's value as JSON text (null stays NULL);
+ * - `jsonb` and `json`: each row's value as JSON text (null stays NULL); `json` keeps it as
+ *   written (key order included);
  * - `bytea`: each row's value as its own binary parameter, gathered with `ARRAY[…]`, so contents
  *   are never hex-encoded.
  */
@@ -17,6 +20,7 @@ export type ColumnType =
   | 'integer'
   | 'timestamptz'
   | 'jsonb'
+  | 'json'
   | 'text[]'
   | 'bytea';
 
@@ -86,7 +90,8 @@ export function insertRowsStatement<Row>(
         selected.push(`${alias}::text[]`);
         break;
       case 'jsonb':
-        arrays.push(`${parameter(values.map(jsonText))}::jsonb[]`);
+      case 'json':
+        arrays.push(`${parameter(values.map(jsonText))}::${type}[]`);
         selected.push(alias);
         break;
       case 'uuid':
@@ -107,4 +112,16 @@ export function insertRowsStatement<Row>(
     `FROM unnest(${arrays.join(', ')}) WITH ORDINALITY AS r(${aliases.join(', ')}, n) ` +
     'ORDER BY n';
   return { sql, parameters };
+}
+
+/** Inserts the rows into `table` with one unnest statement (nothing when there are none). */
+export async function insertRows<Row>(
+  manager: EntityManager,
+  table: string,
+  columns: Columns<Row>,
+  rows: readonly Row[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  const { sql, parameters } = insertRowsStatement(table, columns, rows);
+  await manager.query(sql, parameters);
 }

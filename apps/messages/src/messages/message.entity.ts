@@ -3,13 +3,17 @@ import type {
   MessageStatus,
   SandboxResult,
 } from '@envoi/contracts-messages';
-import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+
+import { SendEntity } from './send.entity';
 
 export type MessageKind = 'message' | 'conversation';
 
 /**
  * One outbound message (one per recipient of a send, one per conversation send): its metadata,
- * status and the options it was accepted with. Its content lives in message_contents.
+ * status and the options it was accepted with. Its content is composed from its send (`sendId`)
+ * and what it holds for its recipient; a message accepted before sends were stored has its raw
+ * content in message_contents instead (`sendId` null).
  */
 @Entity({ name: 'messages' })
 @Index('messages_account_id_seq_idx', ['accountId', 'seq'])
@@ -17,6 +21,7 @@ export type MessageKind = 'message' | 'conversation';
 @Index('messages_envelope_recipients_idx', ['envelopeRecipients'], { type: 'gin' })
 @Index('messages_tags_idx', ['tags'], { type: 'gin' })
 @Index('messages_retain_until_idx', ['retainUntil'])
+@Index('messages_send_id_idx', ['sendId'])
 export class MessageEntity {
   /** A UUIDv7 (time-ordered); also the local part of the Message-ID header. */
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'messages_pkey' })
@@ -137,4 +142,24 @@ export class MessageEntity {
 
   @Column({ type: 'varchar', length: 64, nullable: true })
   bounceClassification!: string | null;
+
+  /** The request it was accepted with; null for a message stored with its raw content. */
+  @Column({ type: 'uuid', nullable: true })
+  sendId!: string | null;
+
+  @ManyToOne(() => SendEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'send_id', foreignKeyConstraintName: 'messages_send_id_fkey' })
+  send?: SendEntity;
+
+  /** A send's recipient's display name, as given (its To). */
+  @Column({ type: 'text', nullable: true })
+  recipientName!: string | null;
+
+  /** The recipient's own substitutions (over the send's global ones), in their order. */
+  @Column({ type: 'json', nullable: true })
+  substitutions!: Record<string, unknown> | null;
+
+  /** When this message's content was purged alone (data retention 0, once it is final). */
+  @Column({ type: 'timestamptz', nullable: true })
+  contentPurgedAt!: Date | null;
 }

@@ -9,9 +9,12 @@ import { HtmlTracker } from '../tracking/html-tracker.service';
 import { TrackingRepository } from '../tracking/tracking.repository';
 import { AcceptService } from './accept.service';
 import { DeliveryViewService } from './delivery-view.service';
+import { MessageContents } from './message-contents.service';
 import { MessagesController } from './messages.controller';
 import { MessagesRepository } from './messages.repository';
 import { MessagesService } from './messages.service';
+import { SendsRepository } from './sends.repository';
+import { StoredComposer } from './stored-composition';
 import { SuppressionChecks } from './suppression-checks.service';
 
 @Module({
@@ -25,6 +28,9 @@ import { SuppressionChecks } from './suppression-checks.service';
     AccountDefaultsService,
     SuppressionChecks,
     HtmlTracker,
+    SendsRepository,
+    StoredComposer,
+    MessageContents,
     AcceptService,
     MessagesService,
     DeliveryViewService,

@@ -6,12 +6,12 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager, type SelectQueryBuilder } from 'typeorm';
 
 import { MESSAGES_SCHEMA } from '../database/data-source-options';
-import { type Columns, insertRowsStatement } from './insert-rows';
+import { type Columns, insertRows } from './insert-rows';
 import { MessageEntity } from './message.entity';
 import { MessageContentEntity } from './message-content.entity';
 
 /** A message row as accept writes it (`seq` comes from the table). */
-export type MessageRow = Omit<MessageEntity, 'seq'>;
+export type MessageRow = Omit<MessageEntity, 'seq' | 'send'>;
 
 /** A content row as accept writes it. */
 export type MessageContentRow = Omit<MessageContentEntity, 'message'>;
@@ -50,6 +50,10 @@ const MESSAGE_COLUMNS: Columns<MessageRow> = {
   open_count: ['integer', (row) => row.openCount],
   click_count: ['integer', (row) => row.clickCount],
   bounce_classification: ['text', (row) => row.bounceClassification],
+  send_id: ['uuid', (row) => row.sendId],
+  recipient_name: ['text', (row) => row.recipientName],
+  substitutions: ['json', (row) => row.substitutions],
+  content_purged_at: ['timestamptz', (row) => row.contentPurgedAt],
 };
 
 const CONTENT_COLUMNS: Columns<MessageContentRow> = {
@@ -64,7 +68,8 @@ const CONTENT_COLUMNS: Columns<MessageContentRow> = {
  * Cancels a scheduled message in one statement: the delivery job is withdrawn only while it is
  * unpublished (a relay publishing it holds its row, so this waits for the outcome), and the
  * message becomes Cancelled only if its job was withdrawn. Cancelled is final: a data retention
- * of 0 empties the content at once. $3: the domain restriction or null.
+ * of 0 empties the content at once (a stored raw content emptied, a send's message marked
+ * purged). $3: the domain restriction or null.
  */
 const CANCEL_SQL = `
   WITH job AS (
@@ -75,16 +80,25 @@ const CANCEL_SQL = `
       AND job.id = message.job_id AND job.published_at IS NULL AND job.cancelled_at IS NULL
     RETURNING job.id
   ), cancelled AS (
-    UPDATE ${MESSAGES_SCHEMA}.messages SET status = 'Cancelled', updated_at = now()
+    UPDATE ${MESSAGES_SCHEMA}.messages SET status = 'Cancelled', updated_at = now(),
+      content_purged_at = CASE WHEN retention_data_days = 0 AND send_id IS NOT NULL
+        THEN now() ELSE content_purged_at END,
+      substitutions = CASE WHEN retention_data_days = 0 THEN NULL ELSE substitutions END
     WHERE id = $1 AND account_id = $2 AND status = 'Scheduled' AND job_id IN (SELECT id FROM job)
-    RETURNING id, retention_data_days
+    RETURNING id, retention_data_days, send_id
   ), purged AS (
     UPDATE ${MESSAGES_SCHEMA}.message_contents SET raw = NULL, purged_at = now()
     WHERE message_id IN (SELECT id FROM cancelled WHERE retention_data_days = 0)
       AND raw IS NOT NULL
     RETURNING 1
   )
-  SELECT id FROM cancelled`;
+  SELECT id, retention_data_days, send_id FROM cancelled`;
+
+/** A message just cancelled. */
+export interface CancelledMessage {
+  retentionDataDays: number;
+  sendId: string | null;
+}
 
 /** `%` and `_` are wildcards of LIKE; a subject filter matches them literally. */
 function likePattern(text: string): string {
@@ -101,7 +115,7 @@ export class MessagesRepository {
     rows: readonly MessageRow[],
     manager: EntityManager = this.dataSource.manager,
   ): Promise<void> {
-    return this.insert(manager, `${MESSAGES_SCHEMA}.messages`, MESSAGE_COLUMNS, rows);
+    return insertRows(manager, `${MESSAGES_SCHEMA}.messages`, MESSAGE_COLUMNS, rows);
   }
 
   /** One INSERT of every content row. */
@@ -109,7 +123,7 @@ export class MessagesRepository {
     rows: readonly MessageContentRow[],
     manager: EntityManager = this.dataSource.manager,
   ): Promise<void> {
-    return this.insert(manager, `${MESSAGES_SCHEMA}.message_contents`, CONTENT_COLUMNS, rows);
+    return insertRows(manager, `${MESSAGES_SCHEMA}.message_contents`, CONTENT_COLUMNS, rows);
   }
 
   /** A page of the account's messages (within `domains` when given), newest first. */
@@ -135,11 +149,6 @@ export class MessagesRepository {
     return this.dataSource.manager.findOneBy(MessageEntity, { id, accountId });
   }
 
-  /** The message's content row, every column. */
-  findContent(messageId: string): Promise<MessageContentEntity | null> {
-    return this.dataSource.manager.findOne(MessageContentEntity, { where: { messageId } });
-  }
-
   /** The message's raw content alone; null once purged (or when there is none). */
   async findRaw(messageId: string): Promise<Buffer | null> {
     const content = await this.dataSource.manager.findOne(MessageContentEntity, {
@@ -151,31 +160,20 @@ export class MessagesRepository {
 
   /**
    * Cancels the message if it is still Scheduled and its job unpublished (see CANCEL_SQL);
-   * `domains`: the domain restriction, or null. Whether it was cancelled.
+   * `domains`: the domain restriction, or null. The message when it was cancelled.
    */
   async cancelScheduled(
     id: string,
     accountId: string,
     domains: readonly string[] | null,
-  ): Promise<boolean> {
-    const rows = await this.dataSource.query<Array<{ id: string }>>(CANCEL_SQL, [
-      id,
-      accountId,
-      domains,
-    ]);
-    return rows.length === 1;
-  }
-
-  /** Inserts the rows with one unnest statement (nothing when there are none). */
-  private async insert<Row>(
-    manager: EntityManager,
-    table: string,
-    columns: Columns<Row>,
-    rows: readonly Row[],
-  ): Promise<void> {
-    if (rows.length === 0) return;
-    const { sql, parameters } = insertRowsStatement(table, columns, rows);
-    await manager.query(sql, parameters);
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<CancelledMessage | undefined> {
+    const rows = await manager.query<
+      Array<{ id: string; retention_data_days: number; send_id: string | null }>
+    >(CANCEL_SQL, [id, accountId, domains]);
+    const row = rows[0];
+    if (!row) return undefined;
+    return { retentionDataDays: row.retention_data_days, sendId: row.send_id };
   }
 }
 

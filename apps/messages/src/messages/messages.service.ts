@@ -19,12 +19,16 @@ import {
 } from '@envoi/contracts-messages';
 import { NATS_CONNECTION, putUpload } from '@envoi/shared-nats';
 import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import type { NatsConnection } from 'nats';
+import { DataSource } from 'typeorm';
 
 import { parseMime } from '../composition';
 import { MessagesConfig } from '../messages.config';
+import { RetentionRepository } from '../retention/retention.repository';
 import type { MessageEntity } from './message.entity';
 import { toMessageSummary } from './message.mapper';
+import { MessageContents } from './message-contents.service';
 import { messageIdHeader, parseMessageRef } from './message-ids';
 import { MessagesException } from './messages.exception';
 import { MessagesRepository } from './messages.repository';
@@ -39,7 +43,10 @@ function normalizedDomains(domains: readonly string[] | undefined): string[] | u
 @Injectable()
 export class MessagesService {
   constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly messages: MessagesRepository,
+    private readonly retention: RetentionRepository,
+    private readonly contents: MessageContents,
     @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
     private readonly config: MessagesConfig,
   ) {}
@@ -64,8 +71,7 @@ export class MessagesService {
    */
   async get(ref: MessageRef): Promise<MessageRecord> {
     const message = await this.find(ref);
-    const content = await this.messages.findContent(message.id);
-    const raw = content?.raw ?? null;
+    const raw = await this.contents.raw(message);
     const record: MessageRecord = {
       ...toMessageSummary(message),
       content: raw === null ? null : raw.toString('utf8'),
@@ -91,7 +97,19 @@ export class MessagesService {
     const parsed = parseMessageRef(ref.message_id);
     if (!parsed) throw MessagesException.notFound();
     const domains = normalizedDomains(ref.domains) ?? null;
-    if (await this.messages.cancelScheduled(parsed.id, ref.account_id, domains)) {
+    const cancelled = await this.dataSource.transaction(async (manager) => {
+      const message = await this.messages.cancelScheduled(
+        parsed.id,
+        ref.account_id,
+        domains,
+        manager,
+      );
+      if (message?.retentionDataDays === 0 && message.sendId !== null) {
+        await this.retention.purgeFinishedSends([message.sendId], manager);
+      }
+      return message !== undefined;
+    });
+    if (cancelled) {
       const message = await this.find(ref);
       return { message: `message ${message.messageIdHeader} cancelled successfully` };
     }

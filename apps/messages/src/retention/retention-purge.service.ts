@@ -10,13 +10,16 @@ import { MessagesConfig } from '../messages.config';
 import { RetentionRepository } from './retention.repository';
 
 export interface PurgeCounts {
+  /** Stored raw contents and sends emptied. */
   contents: number;
+  /** Messages and sends deleted. */
   messages: number;
 }
 
 /**
- * Retention (platform notes 3.4): contents are purged (set to null) when their data retention
- * ends, messages deleted when their metadata retention ends. Runs periodically in bounded
+ * Retention (platform notes 3.4): contents (stored raw contents, sends' contents) are purged
+ * (set to null) when their data retention ends, messages and sends deleted when their metadata
+ * retention ends. Runs periodically in bounded
  * batches on every replica.
  */
 @Injectable()
@@ -52,10 +55,11 @@ export class RetentionPurgeService implements OnApplicationBootstrap, OnModuleDe
 
   /** One bounded run: contents first, then metadata; returns how many of each. */
   async purge(): Promise<PurgeCounts> {
-    return {
-      contents: await this.purgeWith((limit) => this.retention.purgeDueContents(limit)),
-      messages: await this.purgeWith((limit) => this.retention.purgeExpiredMessages(limit)),
-    };
+    const contents = await this.purgeWith((limit) => this.retention.purgeDueContents(limit));
+    const sends = await this.purgeWith((limit) => this.retention.purgeDueSends(limit));
+    const messages = await this.purgeWith((limit) => this.retention.purgeExpiredMessages(limit));
+    const sendsDeleted = await this.purgeWith((limit) => this.retention.purgeExpiredSends(limit));
+    return { contents: contents + sends, messages: messages + sendsDeleted };
   }
 
   private purgeWith(purgeBatch: (limit: number) => Promise<number>): Promise<number> {

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 
 import { MESSAGES_SCHEMA } from '../database/data-source-options';
-import { type Columns, insertRowsStatement } from '../messages/insert-rows';
+import { type Columns, insertRows } from '../messages/insert-rows';
 
 /** A link of a message tracked for clicks (messages.tracked_links). */
 export interface TrackedLinkRow {
@@ -42,19 +42,21 @@ export class TrackingRepository {
     rows: readonly TrackedLinkRow[],
     manager: EntityManager = this.dataSource.manager,
   ): Promise<void> {
-    if (rows.length === 0) return;
-    const { sql, parameters } = insertRowsStatement(
-      `${MESSAGES_SCHEMA}.tracked_links`,
-      TRACKED_LINK_COLUMNS,
-      rows,
-    );
-    await manager.query(sql, parameters);
+    await insertRows(manager, `${MESSAGES_SCHEMA}.tracked_links`, TRACKED_LINK_COLUMNS, rows);
   }
 
-  /** The URL stored for the message's link at `position`; undefined when there is none. */
+  /**
+   * The URL stored for the message's link at `position`: its own (templated HTML, or a message
+   * stored before sends were) or its send's; undefined when there is none.
+   */
   async linkUrl(messageId: string, position: number): Promise<string | undefined> {
     const links = await this.dataSource.query<Array<{ url: string }>>(
-      'SELECT url FROM messages.tracked_links WHERE message_id = $1 AND position = $2',
+      `SELECT url FROM ${MESSAGES_SCHEMA}.tracked_links WHERE message_id = $1 AND position = $2
+       UNION ALL
+       SELECT link.url FROM ${MESSAGES_SCHEMA}.send_links AS link
+         JOIN ${MESSAGES_SCHEMA}.messages AS message ON message.send_id = link.send_id
+        WHERE message.id = $1 AND link.position = $2
+       LIMIT 1`,
       [messageId, position],
     );
     return links[0]?.url;

@@ -2,6 +2,8 @@ import { AccountsSubjects } from '@envoi/contracts-accounts';
 import { type MessageRecord, MessagesErrorCode, MessagesSubjects } from '@envoi/contracts-messages';
 import { pollUntil } from '@envoi/shared-testing';
 
+import { MessageContents } from '../../src/messages/message-contents.service';
+import { MessagesRepository } from '../../src/messages/messages.repository';
 import {
   collected,
   createAccount,
@@ -36,16 +38,23 @@ interface StoredMessage {
   created_at: Date;
   retain_until: Date;
   purge_at: Date;
-  size: number;
 }
 
+/** The messages as stored, with the data retention of their send. */
 export function storedMessages(app: MessagesTestApp, ids: string[]): Promise<StoredMessage[]> {
   return app.dataSource.query<StoredMessage[]>(
-    `SELECT m.*, c.purge_at, c.size FROM messages.messages m
-       JOIN messages.message_contents c ON c.message_id = m.id
+    `SELECT m.*, s.purge_at FROM messages.messages m
+       JOIN messages.sends s ON s.id = m.send_id
       WHERE m.id = ANY($1) ORDER BY m.seq`,
     [ids],
   );
+}
+
+/** The message's raw content as the service composes it for delivery; null once purged. */
+export async function storedRaw(app: MessagesTestApp, id: string): Promise<Buffer | null> {
+  const message = await app.app.get(MessagesRepository).findById(id);
+  if (!message) throw new Error(`no message ${id}`);
+  return app.app.get(MessageContents).raw(message);
 }
 
 /** The header's values, whatever the case of its name. */
@@ -130,7 +139,7 @@ export function acceptSuite(getApp: () => MessagesTestApp): void {
         domain: sender.domain.domain,
         domain_id: sender.domain.id,
       });
-      expect(row?.size).toBeGreaterThan(100);
+      expect((await storedRaw(app, id))?.length).toBeGreaterThan(100);
 
       const [job] = await collected(app.jobs, (candidate) => candidate.message_id === id, 1);
       expect(job?.value).toEqual({ message_id: id, account_id: sender.accountId, attempt: 1 });
@@ -168,7 +177,8 @@ export function acceptSuite(getApp: () => MessagesTestApp): void {
       const [transactions] = await app.dataSource.query<Array<{ count: string }>>(
         `SELECT count(DISTINCT xmin::text) AS count FROM (
            SELECT xmin FROM messages.messages WHERE id = ANY($1)
-           UNION ALL SELECT xmin FROM messages.message_contents WHERE message_id = ANY($1)
+           UNION ALL SELECT s.xmin FROM messages.sends s
+             JOIN messages.messages m ON m.send_id = s.id WHERE m.id = ANY($1)
            UNION ALL SELECT xmin FROM messages.outbox
             WHERE payload->>'message_id' = ANY($1::text[]) OR payload->'data'->>'id' = ANY($1::text[])
          ) rows`,

@@ -22,6 +22,7 @@ import {
   UNKNOWN_ID,
   uuidOf,
 } from '../messages-test-app';
+import { storedRaw } from './accept.suite';
 
 /** Attempt times a minute apart. */
 function minute(n: number): Date {
@@ -274,11 +275,7 @@ export function deliveryBatchSuite(getApp: () => MessagesTestApp): void {
         const retained = await acceptedMany(2, { retention: { metadata: 3, data: 0 } });
         const [waiting, done] = [nth(retained, 0), nth(retained, 1)];
         const content = async (target: EventTarget) => {
-          const [row] = await app.dataSource.query<Array<{ purged: boolean }>>(
-            'SELECT raw IS NULL AS purged FROM messages.message_contents WHERE message_id = $1',
-            [target.id],
-          );
-          return row?.purged;
+          return (await storedRaw(app, target.id)) === null;
         };
 
         await service.applyBatch(

@@ -33,7 +33,7 @@ import {
   UNKNOWN_ID,
   uuidOf,
 } from '../messages-test-app';
-import { getMessage } from './accept.suite';
+import { getMessage, storedRaw } from './accept.suite';
 
 function deliveryView(app: MessagesTestApp, messageId: string): Promise<DeliveryView> {
   return app.rpc.request(MessagesSubjects.deliveryView, { message_id: messageId });
@@ -184,25 +184,22 @@ export function deliverySuite(getApp: () => MessagesTestApp): void {
             },
           ],
         });
-        const [row] = await app.dataSource.query<Array<{ raw: Buffer }>>(
-          'SELECT raw FROM messages.message_contents WHERE message_id = $1',
-          [target.id],
-        );
+        const raw = await storedRaw(app, target.id);
 
         const view = await deliveryView(app, target.id);
 
         expect(view.content_base64).toBeUndefined();
         expect(view.content_download).toMatchObject({
           bucket: MESSAGE_DOWNLOADS_BUCKET,
-          size: row?.raw.length,
+          size: raw?.length,
           sha256: createHash('sha256')
-            .update(row?.raw ?? Buffer.alloc(0))
+            .update(raw ?? Buffer.alloc(0))
             .digest('hex'),
         });
         expect(view.content_download?.size).toBeGreaterThan((INLINE_PAYLOAD_MAX_BYTES / 4) * 3);
         if (!view.content_download) return;
         const bytes = await takeUpload(app.connection, view.content_download);
-        expect(bytes.equals(row?.raw ?? Buffer.alloc(0))).toBe(true);
+        expect(bytes.equals(raw ?? Buffer.alloc(0))).toBe(true);
       });
 
       it('answers not found for an unknown message and refuses an id that is not a uuid', async () => {

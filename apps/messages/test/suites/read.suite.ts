@@ -229,7 +229,8 @@ export function readSuite(getApp: () => MessagesTestApp): void {
       const purger = app.app.get(RetentionPurgeService);
 
       await app.dataSource.query(
-        `UPDATE messages.message_contents SET purge_at = now() - interval '1 second' WHERE message_id = $1`,
+        `UPDATE messages.sends SET purge_at = now() - interval '1 second'
+          WHERE id = (SELECT send_id FROM messages.messages WHERE id = $1)`,
         [id],
       );
       await purger.purge();

@@ -16,6 +16,7 @@ import {
   TRACKING_TEST_BASE_URL,
   uuidOf,
 } from '../messages-test-app';
+import { storedRaw } from './accept.suite';
 
 const HTML =
   '<html><body><a href="https://example.com/a?x=1&amp;y=2">a</a> <a href="http://example.com/b">b</a></body></html>';
@@ -33,11 +34,7 @@ export function trackingSuite(getApp: () => MessagesTestApp): void {
       const sender = await newSender(app);
       const result = await send(app, sender, messageBody(sender, { html_content: HTML, tracking }));
       const id = uuidOf(result.data[0]?.id ?? null);
-      const [row] = await app.dataSource.query<Array<{ raw: Buffer }>>(
-        'SELECT raw FROM messages.message_contents WHERE message_id = $1',
-        [id],
-      );
-      const parsed = await simpleParser(row?.raw ?? Buffer.alloc(0));
+      const parsed = await simpleParser((await storedRaw(app, id)) ?? Buffer.alloc(0));
       const html = typeof parsed.html === 'string' ? parsed.html : '';
       const base = TRACKING_TEST_BASE_URL.replace(/[.]/g, '\\.');
       const open = new RegExp(`src="${base}/t/o/([A-Za-z0-9_-]+)"`).exec(html)?.[1];
@@ -60,8 +57,10 @@ export function trackingSuite(getApp: () => MessagesTestApp): void {
 
       expect(open).toBeDefined();
       expect(clicks).toHaveLength(2);
+      // Not templated: stored once for the send.
       const links = await app.dataSource.query<Array<{ position: number; url: string }>>(
-        'SELECT position, url FROM messages.tracked_links WHERE message_id = $1 ORDER BY position',
+        `SELECT position, url FROM messages.send_links
+          WHERE send_id = (SELECT send_id FROM messages.messages WHERE id = $1) ORDER BY position`,
         [id],
       );
       expect(links).toEqual([

@@ -1,0 +1,42 @@
+import { Injectable } from '@nestjs/common';
+
+import type { MessageEntity } from './message.entity';
+import { MessagesRepository } from './messages.repository';
+import { SendsRepository } from './sends.repository';
+import { type RecipientPart, StoredComposer } from './stored-composition';
+
+/** What the message adds to its send's sources. */
+export function recipientPartOf(message: MessageEntity): RecipientPart {
+  return {
+    id: message.id,
+    messageIdHeader: message.messageIdHeader,
+    recipient: {
+      email: message.recipient,
+      ...(message.recipientName !== null ? { name: message.recipientName } : {}),
+    },
+    ...(message.substitutions !== null ? { substitutions: message.substitutions } : {}),
+    tracking: { opens: message.trackOpens, clicks: message.trackClicks },
+  };
+}
+
+/**
+ * A message's raw content, exactly as it is (or was) sent: composed from its send and its own
+ * part, or, for a message stored before sends were, read as stored. Null once data retention
+ * purged it (its send's content, or this message's alone).
+ */
+@Injectable()
+export class MessageContents {
+  constructor(
+    private readonly messages: MessagesRepository,
+    private readonly sends: SendsRepository,
+    private readonly composer: StoredComposer,
+  ) {}
+
+  async raw(message: MessageEntity): Promise<Buffer | null> {
+    if (message.sendId === null) return this.messages.findRaw(message.id);
+    if (message.contentPurgedAt !== null) return null;
+    const sources = await this.sends.findSources(message.sendId);
+    if (!sources) return null;
+    return this.composer.compose(sources, recipientPartOf(message));
+  }
+}

@@ -1,0 +1,130 @@
+import type { AttachmentBody } from '@envoi/contracts-messages';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
+
+import { MESSAGES_SCHEMA } from '../database/data-source-options';
+import { type Columns, insertRows } from './insert-rows';
+import { SendEntity } from './send.entity';
+import { SendAttachmentEntity } from './send-attachment.entity';
+import type { SendSources } from './stored-composition';
+
+/** A send row as accept writes it. */
+export type SendRow = SendEntity;
+
+/** An attachment row as accept writes it. */
+export type SendAttachmentRow = Omit<SendAttachmentEntity, 'send'>;
+
+/** A tracked link shared by every message of a send. */
+export interface SendLinkRow {
+  sendId: string;
+  position: number;
+  url: string;
+}
+
+const SEND_COLUMNS: Columns<SendRow> = {
+  id: ['uuid', (row) => row.id],
+  account_id: ['uuid', (row) => row.accountId],
+  kind: ['text', (row) => row.kind],
+  api: ['text', (row) => row.api],
+  accepted_at: ['timestamptz', (row) => row.acceptedAt],
+  from_address: ['jsonb', (row) => row.fromAddress],
+  reply_to: ['jsonb', (row) => row.replyTo],
+  to_addresses: ['jsonb', (row) => row.toAddresses],
+  cc_addresses: ['jsonb', (row) => row.ccAddresses],
+  subject: ['text', (row) => row.subject],
+  text_content: ['text', (row) => row.textContent],
+  html_content: ['text', (row) => row.htmlContent],
+  amp_content: ['text', (row) => row.ampContent],
+  headers: ['json', (row) => row.headers],
+  substitutions: ['json', (row) => row.substitutions],
+  templated: ['boolean', (row) => row.templated],
+  purge_at: ['timestamptz', (row) => row.purgeAt],
+  purged_at: ['timestamptz', (row) => row.purgedAt],
+  retain_until: ['timestamptz', (row) => row.retainUntil],
+};
+
+const ATTACHMENT_COLUMNS: Columns<SendAttachmentRow> = {
+  send_id: ['uuid', (row) => row.sendId],
+  position: ['integer', (row) => row.position],
+  file_name: ['text', (row) => row.fileName],
+  content_type: ['text', (row) => row.contentType],
+  content_id: ['text', (row) => row.contentId],
+  content_disposition: ['text', (row) => row.contentDisposition],
+  content: ['bytea', (row) => row.content],
+};
+
+const LINK_COLUMNS: Columns<SendLinkRow> = {
+  send_id: ['uuid', (row) => row.sendId],
+  position: ['integer', (row) => row.position],
+  url: ['text', (row) => row.url],
+};
+
+/** The attachment as the request gave it (its bytes as base64), for composition. */
+function attachmentBody(row: SendAttachmentEntity): AttachmentBody {
+  return {
+    data: row.content.toString('base64'),
+    base64: true,
+    content_type: row.contentType,
+    file_name: row.fileName,
+    ...(row.contentId !== null ? { content_id: row.contentId } : {}),
+    ...(row.contentDisposition !== null ? { content_disposition: row.contentDisposition } : {}),
+  };
+}
+
+/** What the send's messages are composed from; undefined once its content is purged. */
+export function sourcesOf(
+  send: SendEntity,
+  attachments: readonly SendAttachmentEntity[],
+): SendSources | undefined {
+  if (send.purgedAt !== null || send.subject === null) return undefined;
+  return {
+    kind: send.kind,
+    acceptedAt: send.acceptedAt,
+    from: send.fromAddress,
+    ...(send.replyTo ? { replyTo: send.replyTo } : {}),
+    ...(send.toAddresses ? { to: send.toAddresses } : {}),
+    ...(send.ccAddresses ? { cc: send.ccAddresses } : {}),
+    templates: {
+      subject: send.subject,
+      ...(send.textContent !== null ? { text: send.textContent } : {}),
+      ...(send.htmlContent !== null ? { html: send.htmlContent } : {}),
+      ...(send.ampContent !== null ? { amp: send.ampContent } : {}),
+    },
+    headers: send.headers ?? {},
+    ...(send.substitutions ? { substitutions: send.substitutions } : {}),
+    templated: send.templated,
+    attachments: [...attachments].sort((a, b) => a.position - b.position).map(attachmentBody),
+  };
+}
+
+/** Sends stored once per request (messages.sends, send_attachments, send_links). */
+@Injectable()
+export class SendsRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** The send, its attachments and its shared tracked links: one INSERT per table. */
+  async insert(
+    send: SendRow,
+    attachments: readonly SendAttachmentRow[],
+    links: readonly SendLinkRow[],
+    manager: EntityManager,
+  ): Promise<void> {
+    await insertRows(manager, `${MESSAGES_SCHEMA}.sends`, SEND_COLUMNS, [send]);
+    await insertRows(
+      manager,
+      `${MESSAGES_SCHEMA}.send_attachments`,
+      ATTACHMENT_COLUMNS,
+      attachments,
+    );
+    await insertRows(manager, `${MESSAGES_SCHEMA}.send_links`, LINK_COLUMNS, links);
+  }
+
+  /** What the send's messages are composed from; undefined when it is gone or purged. */
+  async findSources(sendId: string): Promise<SendSources | undefined> {
+    const send = await this.dataSource.manager.findOneBy(SendEntity, { id: sendId });
+    if (!send || send.purgedAt !== null) return undefined;
+    const attachments = await this.dataSource.manager.findBy(SendAttachmentEntity, { sendId });
+    return sourcesOf(send, attachments);
+  }
+}
