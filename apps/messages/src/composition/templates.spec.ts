@@ -22,6 +22,9 @@ const text = (source: string, substitutions: Record<string, unknown> = { _: 1 })
 const html = (source: string, substitutions: Record<string, unknown> = { _: 1 }) =>
   renderTemplates({ subject: 's', html: source }, substitutions).html;
 
+/** The limits, with a time limit a test may raise where only a size limit is under test. */
+const adjustableLimits: { timeoutMs: number } = TEMPLATE_LIMITS;
+
 afterEach(() => {
   jest.restoreAllMocks();
 });
@@ -336,7 +339,7 @@ describe('renderTemplates', () => {
 
     it('limits the rendered size', () => {
       // Producing 11 MB may outlast the time limit on a loaded machine: only the size is tested.
-      jest.replaceProperty(TEMPLATE_LIMITS as { timeoutMs: number }, 'timeoutMs', 10_000);
+      jest.replaceProperty(adjustableLimits, 'timeoutMs', 10_000);
       const error = failure(() => text('{{ "x" * 11000000 }}'));
       expect(error.message).toBe('the rendered text_content is larger than 10 MiB');
       expect(text('{{ "ab" * 3 }}')).toBe('ababab');
@@ -348,7 +351,7 @@ describe('renderTemplates', () => {
     });
 
     it('renders templates larger than the parse cache', () => {
-      jest.replaceProperty(TEMPLATE_LIMITS as { timeoutMs: number }, 'timeoutMs', 10_000);
+      jest.replaceProperty(adjustableLimits, 'timeoutMs', 10_000);
       const big = `{{ a }}${'x'.repeat(600 * 1024)}`;
       expect(text(big, { a: 'A' })).toBe(`A${'x'.repeat(600 * 1024)}`);
     });
