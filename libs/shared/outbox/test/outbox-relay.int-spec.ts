@@ -286,5 +286,43 @@ describe('OutboxRelay (real PostgreSQL and JetStream)', () => {
         await running.stop();
       }
     }, 120_000);
+
+    it('drains a backlog at a rate near bare JetStream async publishing, measured in the same run', async () => {
+      const sends = 100;
+      for (let n = 0; n < sends; n++) await enqueue(sendEntries());
+      const messages = sends * 2 * RECIPIENTS;
+
+      const draining = relay();
+      const relayStarted = performance.now();
+      draining.start();
+      try {
+        await drained(60_000);
+      } finally {
+        await draining.stop();
+      }
+      const relayRate = messages / ((performance.now() - relayStarted) / 1000);
+
+      const js = connection.jetstream();
+      const body = new TextEncoder().encode(JSON.stringify(testEvent(0)));
+      const bareStarted = performance.now();
+      for (let sent = 0; sent < messages; sent += 1_000) {
+        await Promise.all(
+          Array.from({ length: 1_000 }, () =>
+            js.publish(subjectA.name, body, {
+              msgID: randomUUID(),
+              expect: { streamName: stream.name },
+            }),
+          ),
+        );
+      }
+      const bareRate = messages / ((performance.now() - bareStarted) / 1000);
+
+      console.log(
+        `outbox relay drains ${messages} messages at ${Math.round(relayRate)} msg/s; ` +
+          `bare JetStream async publish, 1 000 in flight: ${Math.round(bareRate)} msg/s; ` +
+          `ratio ${(relayRate / bareRate).toFixed(2)}`,
+      );
+      expect(relayRate / bareRate).toBeGreaterThan(0.3);
+    }, 120_000);
   });
 });
