@@ -218,6 +218,31 @@ describe('OutboxRelay (real PostgreSQL and JetStream)', () => {
     expect((await streamMessages()).map((message) => message.event)).toEqual(events);
   });
 
+  it('purges the rows published or cancelled before the retention, in one statement', async () => {
+    const events = [1, 2, 3, 4, 5].map(testEvent);
+    await enqueue(events.map((event) => outboxEntry(subjectA, event.id, event)));
+    const [oldPublished, oldCancelled, recent, pending, another] = events.map((event) => event.id);
+    await dataSource.query(
+      `UPDATE ${table} SET published_at = now() - interval '2 hours' WHERE id = ANY($1::uuid[])`,
+      [[oldPublished, another]],
+    );
+    await dataSource.query(
+      `UPDATE ${table} SET cancelled_at = now() - interval '2 hours' WHERE id = $1`,
+      [oldCancelled],
+    );
+    await dataSource.query(`UPDATE ${table} SET published_at = now() WHERE id = $1`, [recent]);
+    const purging = relay({ retentionMs: 3_600_000, purgeBatchSize: 2 });
+
+    await expect(purging.purge()).resolves.toBe(2);
+    await expect(purging.purge()).resolves.toBe(1);
+    await expect(purging.purge()).resolves.toBe(0);
+
+    const left = await dataSource.query<Array<{ id: string }>>(
+      `SELECT id FROM ${table} ORDER BY seq`,
+    );
+    expect(left.map((row) => row.id)).toEqual([recent, pending]);
+  });
+
   describe('under load', () => {
     /** Sends per second, each of RECIPIENTS messages: a batch row of reception-like events and
      * one job-like row per recipient, as accept writes them. */
