@@ -4,9 +4,15 @@ import { Client } from 'pg';
 
 import { BARE_ACCEPT_TABLE } from './bare-accept.constants';
 
-/** Outbox rows the relay has not published yet (cancelled ones never will be). */
-const UNPUBLISHED_SQL =
-  'SELECT count(*)::int AS n FROM messages.outbox WHERE published_at IS NULL AND cancelled_at IS NULL';
+/**
+ * Outbox rows the relay has not published yet (cancelled ones never will be), and how long the
+ * oldest due one has waited since it was committed or came due: how far the relay is behind.
+ */
+const UNPUBLISHED_SQL = `SELECT count(*)::int AS n,
+    coalesce(extract(epoch FROM clock_timestamp()
+      - min(greatest(created_at, available_at)) FILTER (WHERE available_at <= now())), 0)::float8
+      * 1000 AS lag_ms
+  FROM messages.outbox WHERE published_at IS NULL AND cancelled_at IS NULL`;
 const POLL_MS = 20;
 
 export interface StoredCheck {
@@ -26,8 +32,10 @@ export interface StoredCheck {
 export interface EnvoiStorage extends StoredCheck {
   /** Content rows of the account's messages (one per message). */
   contents: number;
-  /** Outbox rows: a reception event and a delivery job per message. */
+  /** Outbox rows: a row of reception events per send and a delivery job per message. */
   outboxRows: number;
+  /** Stream messages the outbox rows carry (a batch row its events): 2 per message. */
+  outboxMessages: number;
   outboxUnpublished: number;
   /** Bytes of the messages schema's tables (with indexes and TOAST) per stored message. */
   bytesPerMessage: Record<string, number>;
@@ -46,28 +54,29 @@ export class SendDatabase {
     return this.client.end();
   }
 
-  async unpublishedOutboxRows(): Promise<number> {
-    const result = await this.client.query<{ n: number }>(UNPUBLISHED_SQL);
-    return result.rows[0]?.n ?? 0;
+  async unpublishedOutboxRows(): Promise<{ rows: number; lagMs: number }> {
+    const result = await this.client.query<{ n: number; lag_ms: number }>(UNPUBLISHED_SQL);
+    return { rows: result.rows[0]?.n ?? 0, lagMs: result.rows[0]?.lag_ms ?? 0 };
   }
 
   /**
    * Polls until the relay has published everything or `timeoutMs` passed; returns the rows left
-   * at the start, how long draining took (null: not within the time) and the rows left.
+   * at the start and how long the oldest of them had waited, how long draining took (null: not
+   * within the time) and the rows left.
    */
   async waitForRelay(
     timeoutMs: number,
     signal: AbortSignal,
-  ): Promise<{ backlog: number; drainMs: number | null; left: number }> {
+  ): Promise<{ backlog: number; lagMs: number; drainMs: number | null; left: number }> {
     const started = Date.now();
-    const backlog = await this.unpublishedOutboxRows();
+    const { rows: backlog, lagMs } = await this.unpublishedOutboxRows();
     let left = backlog;
     while (left > 0 && Date.now() - started < timeoutMs) {
       signal.throwIfAborted();
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-      left = await this.unpublishedOutboxRows();
+      left = (await this.unpublishedOutboxRows()).rows;
     }
-    return { backlog, drainMs: left === 0 ? Date.now() - started : null, left };
+    return { backlog, lagMs, drainMs: left === 0 ? Date.now() - started : null, left };
   }
 
   async envoiStorage(accountId: string, answered: ReadonlySet<string>): Promise<EnvoiStorage> {
@@ -86,8 +95,13 @@ export class SendDatabase {
         WHERE m.account_id = $1`,
       [accountId, ids],
     );
-    const outbox = await this.client.query<{ total: number; unpublished: number }>(
+    const outbox = await this.client.query<{
+      total: number;
+      messages: number;
+      unpublished: number;
+    }>(
       `SELECT count(*)::int AS total,
+              sum(coalesce(jsonb_array_length(payload->'$events'), 1))::int AS messages,
               count(*) FILTER (WHERE published_at IS NULL AND cancelled_at IS NULL)::int AS unpublished
          FROM messages.outbox`,
     );
@@ -108,6 +122,7 @@ export class SendDatabase {
       unanswered: rows - found,
       contents,
       outboxRows: outbox.rows[0]?.total ?? 0,
+      outboxMessages: outbox.rows[0]?.messages ?? 0,
       outboxUnpublished: outbox.rows[0]?.unpublished ?? 0,
       bytesPerMessage,
     };

@@ -88,6 +88,8 @@ const TARGETS = {
 interface RelayAfterRun {
   /** Unpublished outbox rows when the run ended. */
   backlog: number;
+  /** How long the oldest of them had waited then: how far the relay was behind. */
+  lagMs: number;
   /** How long the relay then took to publish them (null: not within the wait). */
   drainMs: number | null;
 }
@@ -266,19 +268,20 @@ const TABLE_HEADER = [
   'p99'.padStart(6),
   'mean'.padStart(6),
   'n'.padStart(6),
-  '│ outbox left, drained in │ msg/s incl. drain',
+  '│ outbox left, behind by, drained in │ msg/s incl. drain',
 ].join(' ');
 
 function figureLines(result: CaseResult): string[] {
   return result.byConnections.map((measured, index) => {
     const ratio = result.ratioToBare?.[index];
     const backlog = Math.max(...measured.relay.map((relay) => relay.backlog));
+    const behind = Math.max(...measured.relay.map((relay) => relay.lagMs));
     const drains = measured.relay.map((relay) => relay.drainMs);
     const slowest = drains.includes(null) ? null : Math.max(...(drains as number[]));
     const relay =
       result.system === 'bare'
         ? ''
-        : `│ ≤ ${integer(backlog)} rows, ${slowest === null ? 'NOT DRAINED' : `≤ ${integer(slowest)} ms`} │ ${measured.publishedPerSecond === null ? '' : integer(measured.publishedPerSecond)}`;
+        : `│ ≤ ${integer(backlog)} rows, ≤ ${integer(behind)} ms, ${slowest === null ? 'NOT DRAINED' : `≤ ${integer(slowest)} ms`} │ ${measured.publishedPerSecond === null ? '' : integer(measured.publishedPerSecond)}`;
     return [
       `${result.system}: ${result.name}`.padEnd(36),
       String(measured.connections).padStart(4),
@@ -357,7 +360,7 @@ async function measureAll(
             sample,
             cpuRun: cpuBetween(before, ended),
             cpuDrain: cpuBetween(ended, cpu.snapshot()),
-            relay: { backlog: relay.backlog, drainMs: relay.drainMs },
+            relay: { backlog: relay.backlog, lagMs: relay.lagMs, drainMs: relay.drainMs },
           },
         ]);
       }
@@ -578,7 +581,7 @@ function printReport(
   all: Map<SendCaseId, CaseResult>,
   envoi: EnvoiStorage,
   bare: StoredCheck,
-  finalRelay: { backlog: number; drainMs: number | null; left: number },
+  finalRelay: { backlog: number; lagMs: number; drainMs: number | null; left: number },
 ): void {
   const top = SETTINGS.connectionLevels.length - 1;
   const topConnections = SETTINGS.connectionLevels[top] ?? 0;
@@ -627,10 +630,10 @@ function printReport(
     if (measured.coresBusy) console.log(`      ${coresBusyLine(measured.coresBusy)}`);
   }
   console.log(
-    `  database: ${integer(envoi.rows)} rows in messages.messages for ${integer(envoi.answered)} messages answered 202/queued: ${envoi.lost} lost, ${envoi.unanswered} without an answer; ${integer(envoi.contents)} contents, ${integer(envoi.outboxRows)} outbox rows`,
+    `  database: ${integer(envoi.rows)} rows in messages.messages for ${integer(envoi.answered)} messages answered 202/queued: ${envoi.lost} lost, ${envoi.unanswered} without an answer; ${integer(envoi.contents)} contents, ${integer(envoi.outboxRows)} outbox rows carrying ${integer(envoi.outboxMessages)} stream messages`,
   );
   console.log(
-    `  outbox: ${integer(finalRelay.backlog)} rows unpublished when the last run ended, ${finalRelay.drainMs === null ? `${integer(finalRelay.left)} still unpublished after ${SETTINGS.finalRelayWaitMs / 1000} s` : `${integer(finalRelay.left)} left after ${integer(finalRelay.drainMs)} ms`}`,
+    `  outbox: ${integer(finalRelay.backlog)} rows unpublished when the last run ended (the oldest ${integer(finalRelay.lagMs)} ms behind), ${finalRelay.drainMs === null ? `${integer(finalRelay.left)} still unpublished after ${SETTINGS.finalRelayWaitMs / 1000} s` : `${integer(finalRelay.left)} left after ${integer(finalRelay.drainMs)} ms`}`,
   );
   const bytes = Object.entries(envoi.bytesPerMessage)
     .filter(([, size]) => size >= 10)
@@ -651,8 +654,10 @@ function storageProblems(envoi: EnvoiStorage, bare: StoredCheck): string[] {
   if (envoi.contents !== envoi.rows) {
     problems.push(`${envoi.rows} messages but ${envoi.contents} contents`);
   }
-  if (envoi.outboxRows !== 2 * envoi.rows) {
-    problems.push(`${envoi.outboxRows} outbox rows for ${envoi.rows} messages (expected 2 each)`);
+  if (envoi.outboxMessages !== 2 * envoi.rows) {
+    problems.push(
+      `${envoi.outboxMessages} outbox messages for ${envoi.rows} messages (expected 2 each)`,
+    );
   }
   if (bare.lost > 0 || bare.unanswered !== 0) {
     problems.push(`bare block: ${bare.lost} answered rows missing, ${bare.unanswered} unanswered`);

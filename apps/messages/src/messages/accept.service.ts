@@ -22,6 +22,7 @@ import {
 import { NATS_CONNECTION, takeUpload, UploadUnavailableError } from '@envoi/shared-nats';
 import {
   enqueueOutbox,
+  outboxBatchEntry,
   type OutboxEntry,
   outboxEntry,
   OutboxRelayService,
@@ -647,14 +648,13 @@ export class AcceptService {
           })),
         )
       : [];
-    const receptions = drafts.map((draft) => {
-      const eventId = randomUUID();
-      return outboxEntry(
+    const receptions = [
+      outboxBatchEntry(
         MessagesStreamSubjects.reception,
-        eventId,
-        receptionEvent(eventId, setting, body, draft),
-      );
-    });
+        randomUUID(),
+        drafts.map((draft) => receptionEvent(randomUUID(), setting, body, draft)),
+      ),
+    ];
     const jobs: OutboxEntry[] = messages.map((message) =>
       outboxEntry(
         MessagesStreamSubjects.deliveryJobs,

@@ -75,6 +75,12 @@ export function getMessage(
   });
 }
 
+/** An outbox row with a job or an event (alone or in a batch row) of the messages `$1` lists. */
+const OUTBOX_ROW_OF_MESSAGES = `(payload->>'message_id' = ANY($1::text[])
+  OR payload->'data'->>'id' = ANY($1::text[])
+  OR EXISTS (SELECT FROM jsonb_array_elements(payload->'$events') AS event
+              WHERE event->'data'->>'id' = ANY($1::text[])))`;
+
 /** Waits until the relay has published every outbox row of these messages' sends. */
 export async function outboxSettled(app: MessagesTestApp, messageIds: string[]): Promise<void> {
   await pollUntil(
@@ -82,7 +88,7 @@ export async function outboxSettled(app: MessagesTestApp, messageIds: string[]):
       app.dataSource.query<Array<{ pending: string }>>(
         `SELECT count(*) AS pending FROM messages.outbox
           WHERE published_at IS NULL AND cancelled_at IS NULL AND available_at <= now()
-            AND (payload->>'message_id' = ANY($1) OR payload->'data'->>'id' = ANY($1))`,
+            AND ${OUTBOX_ROW_OF_MESSAGES}`,
         [messageIds],
       ),
     (rows) => rows[0]?.pending === '0',
@@ -180,7 +186,7 @@ export function acceptSuite(getApp: () => MessagesTestApp): void {
            UNION ALL SELECT s.xmin FROM messages.sends s
              JOIN messages.messages m ON m.send_id = s.id WHERE m.id = ANY($1)
            UNION ALL SELECT xmin FROM messages.outbox
-            WHERE payload->>'message_id' = ANY($1::text[]) OR payload->'data'->>'id' = ANY($1::text[])
+            WHERE ${OUTBOX_ROW_OF_MESSAGES}
          ) rows`,
         [ids],
       );

@@ -1,19 +1,22 @@
 import { headers, type MsgHdrs, type NatsConnection } from 'nats';
-import { type DataSource, In } from 'typeorm';
+import type { DataSource } from 'typeorm';
 
 import { ensureStream, type StreamDefinition } from './event-stream';
-import { OutboxMessageEntity } from './outbox-message.entity';
+import { claimDueMessages, markPublished, recordFailure } from './outbox-claim';
+import { outboxTable } from './outbox-insert';
 
 export interface OutboxRelayOptions {
   /** The events stream (created at start). */
   stream: StreamDefinition;
   /** Other streams rows may target (a work queue of jobs), created at start too. */
   streams?: readonly StreamDefinition[];
-  /** Events published per transaction. */
+  /** Stream messages published per transaction at first (a batch row counts its events). */
   batchSize: number;
+  /** A full batch doubles the next one, up to this many messages. */
+  maxBatchSize: number;
   /** Pause between runs when there is nothing to publish (a notify() cuts it short). */
   intervalMs: number;
-  /** Batches at most per run, before the relay yields for `intervalMs`. */
+  /** Batches at most per run, before the relay purges and starts another run. */
   maxBatchesPerRun: number;
   /** How long to wait for the stream's acknowledgement of one event. */
   publishTimeoutMs: number;
@@ -25,12 +28,20 @@ export interface OutboxRelayOptions {
 
 export const DEFAULT_OUTBOX_RELAY_OPTIONS: Omit<OutboxRelayOptions, 'stream'> = {
   batchSize: 100,
+  maxBatchSize: 3_200,
   intervalMs: 1_000,
   maxBatchesPerRun: 10,
   publishTimeoutMs: 5_000,
   retentionMs: 24 * 3_600_000,
   purgeBatchSize: 1_000,
 };
+
+interface BatchOutcome {
+  /** Stream messages of the rows marked published. */
+  published: number;
+  /** Every message claimable was taken: more may be due. */
+  full: boolean;
+}
 
 export interface OutboxRelayLogger {
   warn(message: string): void;
@@ -51,8 +62,9 @@ function natsHeadersOf(values: Record<string, string>): MsgHdrs {
  * `FOR UPDATE SKIP LOCKED`, so a row being published is locked and a concurrent cancellation
  * waits for the outcome. A crash between the acknowledgement and the commit republishes the
  * batch, which the stream drops as duplicates within its window (consumers deduplicate on the id
- * beyond it). Runs are bounded in batches; a failure is retried at the next run. A row that comes
- * due is published at the next run (within `intervalMs`).
+ * beyond it). Batches run back to back while they come full, each twice the last up to
+ * `maxBatchSize` messages; a failure is retried after `intervalMs`. A row that comes due is
+ * published at the next run (within `intervalMs`).
  */
 export class OutboxRelay {
   private timer: NodeJS.Timeout | undefined;
@@ -60,13 +72,16 @@ export class OutboxRelay {
   private stopped = true;
   private wakeRequested = false;
   private streamReady = false;
+  private nextBatchSize: number;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly connection: NatsConnection,
     private readonly options: OutboxRelayOptions,
     private readonly logger: OutboxRelayLogger,
-  ) {}
+  ) {
+    this.nextBatchSize = options.batchSize;
+  }
 
   start(): void {
     this.stopped = false;
@@ -91,10 +106,14 @@ export class OutboxRelay {
   }
 
   /**
-   * Creates the streams if needed, then publishes one batch of due rows; returns how many were
-   * published.
+   * Creates the streams if needed, then publishes one batch of due rows; returns how many stream
+   * messages were published.
    */
   async relayBatch(): Promise<number> {
+    return (await this.publishBatch(this.options.batchSize)).published;
+  }
+
+  private async publishBatch(maxMessages: number): Promise<BatchOutcome> {
     if (!this.streamReady) {
       for (const stream of [this.options.stream, ...(this.options.streams ?? [])]) {
         await ensureStream(this.connection, stream);
@@ -102,83 +121,59 @@ export class OutboxRelay {
       this.streamReady = true;
     }
     const js = this.connection.jetstream();
+    const table = outboxTable(this.dataSource.manager);
     return this.dataSource.transaction(async (manager) => {
-      const rows = await manager
-        .createQueryBuilder(OutboxMessageEntity, 'outbox')
-        .setLock('pessimistic_write')
-        .setOnLocked('skip_locked')
-        .where('outbox.publishedAt IS NULL')
-        .andWhere('outbox.cancelledAt IS NULL')
-        .andWhere('outbox.availableAt <= now()')
-        .orderBy('outbox.availableAt', 'ASC')
-        .addOrderBy('outbox.seq', 'ASC')
-        .limit(this.options.batchSize)
-        .getMany();
+      const messages = await claimDueMessages(manager, table, maxMessages);
       // Sent back to back on one connection, so the server receives them in order; only the
       // acknowledgements are awaited together.
       const outcomes = await Promise.allSettled(
-        rows.map((row) =>
-          js.publish(row.subject, encoder.encode(JSON.stringify(row.payload)), {
-            msgID: row.id,
-            headers: row.trace ? natsHeadersOf(row.trace) : undefined,
-            expect: { streamName: row.stream },
+        messages.map((message) =>
+          js.publish(message.subject, encoder.encode(message.data), {
+            msgID: message.msgId,
+            headers: message.trace ? natsHeadersOf(message.trace) : undefined,
+            expect: { streamName: message.stream },
             timeout: this.options.publishTimeoutMs,
           }),
         ),
       );
-      const published: string[] = [];
-      for (const [index, outcome] of outcomes.entries()) {
-        const row = rows[index];
-        if (!row) break;
-        if (outcome.status === 'fulfilled') {
-          published.push(row.id);
-          continue;
-        }
-        // Later rows wait for this one (those the stream already took are dropped as duplicates
-        // when they are published again), so that a subject's events keep their order.
-        const error = String(outcome.reason);
-        await manager.update(
-          OutboxMessageEntity,
-          { id: row.id },
-          { failedAttempts: () => 'failed_attempts + 1', lastError: error.slice(0, 1_000) },
-        );
-        this.logger.warn(`outbox: publishing ${row.subject} ${row.id} failed: ${error}`);
-        break;
+      const failedAt = outcomes.findIndex((outcome) => outcome.status === 'rejected');
+      const failed = failedAt === -1 ? undefined : messages[failedAt];
+      // Later rows (and the rest of a batch row) wait for the failed one, so that a subject's
+      // events keep their order; the messages the stream already took are dropped as duplicates
+      // when they are published again.
+      const settled = failed
+        ? messages.slice(0, failedAt).filter((message) => message.rowId !== failed.rowId)
+        : messages;
+      await markPublished(manager, table, [...new Set(settled.map((message) => message.rowId))]);
+      if (failed) {
+        const outcome = outcomes[failedAt];
+        const error = outcome?.status === 'rejected' ? String(outcome.reason) : '';
+        await recordFailure(manager, table, failed.rowId, error);
+        this.logger.warn(`outbox: publishing ${failed.subject} ${failed.msgId} failed: ${error}`);
       }
-      if (published.length > 0) {
-        await manager.update(
-          OutboxMessageEntity,
-          { id: In(published) },
-          { publishedAt: () => 'now()' },
-        );
-      }
-      return published.length;
+      return { published: settled.length, full: !failed && messages.length >= maxMessages };
     });
   }
 
   /** Deletes rows published or cancelled longer than the retention ago; returns how many. */
   async purge(): Promise<number> {
+    const table = outboxTable(this.dataSource.manager);
     const cutoff = new Date(Date.now() - this.options.retentionMs);
-    const stale = await this.dataSource.manager
-      .createQueryBuilder(OutboxMessageEntity, 'outbox')
-      .select('outbox.id')
-      .where('(outbox.publishedAt < :cutoff OR outbox.cancelledAt < :cutoff)', { cutoff })
-      .limit(this.options.purgeBatchSize)
-      .getMany();
-    if (stale.length === 0) return 0;
-    await this.dataSource.manager.delete(OutboxMessageEntity, {
-      id: In(stale.map((row) => row.id)),
-    });
-    return stale.length;
+    const [, deleted] = await this.dataSource.query<[unknown, number]>(
+      `DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table}
+        WHERE published_at < $1 OR cancelled_at < $1 LIMIT $2)`,
+      [cutoff, this.options.purgeBatchSize],
+    );
+    return deleted;
   }
 
   private schedule(delayMs: number): void {
     clearTimeout(this.timer);
     this.timer = setTimeout(() => {
-      this.running = this.run().finally(() => {
+      this.running = this.run().then((moreDue) => {
         this.running = undefined;
         if (this.stopped) return;
-        const wake = this.wakeRequested;
+        const wake = this.wakeRequested || moreDue;
         this.wakeRequested = false;
         this.schedule(wake ? 0 : this.options.intervalMs);
       });
@@ -186,16 +181,26 @@ export class OutboxRelay {
     this.timer.unref();
   }
 
-  private async run(): Promise<void> {
+  /** Publishes batches while they come full, then purges; true when more may be due. */
+  private async run(): Promise<boolean> {
     try {
-      for (let batch = 0; batch < this.options.maxBatchesPerRun && !this.stopped; batch++) {
-        if ((await this.relayBatch()) < this.options.batchSize) break;
+      let full = true;
+      for (let batch = 0; full && batch < this.options.maxBatchesPerRun && !this.stopped; batch++) {
+        ({ full } = await this.publishBatch(this.nextBatchSize));
+        this.nextBatchSize = full
+          ? Math.min(
+              this.nextBatchSize * 2,
+              Math.max(this.options.maxBatchSize, this.options.batchSize),
+            )
+          : this.options.batchSize;
       }
       if (!this.stopped) await this.purge();
+      return full;
     } catch (error) {
       this.logger.warn(
         `outbox relay run failed, retrying in ${this.options.intervalMs} ms: ${String(error)}`,
       );
+      return false;
     }
   }
 }

@@ -25,6 +25,27 @@ export function outboxEntry<S extends StreamSubject<unknown>>(
 }
 
 /**
+ * The payload key of a row that carries several events (reserved: no event or job has it). The
+ * relay publishes each of them as its own stream message.
+ */
+export const OUTBOX_BATCH_KEY = '$events';
+
+/**
+ * One row for several events of one subject (a send's events, one per recipient): the relay
+ * publishes each as its own stream message, in order, with its own id as `Nats-Msg-Id`, so
+ * consumers see what `outboxEntry` per event would give them. `id` identifies the row (to cancel
+ * it), not a message.
+ */
+export function outboxBatchEntry<S extends StreamSubject<StreamEvent<string, unknown>>>(
+  subject: S,
+  id: string,
+  events: ReadonlyArray<StreamEventOf<S>>,
+): OutboxEntry {
+  if (events.length === 0) throw new Error(`outbox batch ${id}: no event`);
+  return { id, subject, payload: { [OUTBOX_BATCH_KEY]: events } };
+}
+
+/**
  * Records durable rows inside the caller's transaction, in one INSERT: they are published if and
  * only if the transaction commits, each once it is due.
  */

@@ -6,30 +6,11 @@ import {
   type StreamEvent,
   type StreamSubject,
 } from '@envoi/contracts-core';
-import { serviceDataSourceOptions } from '@envoi/shared-database';
 import { newTraceparent, runInTraceContext, traceHeaders } from '@envoi/shared-observability';
-import { DataSource } from 'typeorm';
+import type { DataSource } from 'typeorm';
 
-import {
-  cancelOutboxEntry,
-  enqueueEvent,
-  enqueueOutbox,
-  type OutboxEntry,
-  OutboxMessageEntity,
-} from '../src';
-
-/** The outbox table as every service's migrations create it, in a schema of this test's own. */
-function createOutboxSql(schema: string): string {
-  return `CREATE TABLE "${schema}"."outbox" ("id" uuid NOT NULL,
-    "seq" bigint GENERATED ALWAYS AS IDENTITY NOT NULL,
-    "stream" character varying(64) NOT NULL DEFAULT 'EVENTS',
-    "subject" character varying(255) NOT NULL, "payload" jsonb NOT NULL,
-    "created_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(),
-    "available_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(),
-    "published_at" TIMESTAMP WITH TIME ZONE, "cancelled_at" TIMESTAMP WITH TIME ZONE,
-    "failed_attempts" integer NOT NULL DEFAULT '0', "last_error" text, "trace" jsonb,
-    CONSTRAINT "outbox_pkey" PRIMARY KEY ("id"))`;
-}
+import { cancelOutboxEntry, enqueueEvent, enqueueOutbox, type OutboxEntry } from '../src';
+import { outboxTestDataSource } from './outbox-table';
 
 const event: StreamSubject<unknown> = { kind: 'stream', stream: EVENTS_STREAM, name: 'events.t.a' };
 const typed: StreamSubject<StreamEvent<'t.b', { n: number }>> = {
@@ -62,18 +43,7 @@ describe('enqueueOutbox', () => {
   };
 
   beforeAll(async () => {
-    dataSource = new DataSource(
-      serviceDataSourceOptions({
-        url: process.env['DATABASE_URL'] ?? '',
-        schema,
-        entities: [OutboxMessageEntity],
-        migrations: [],
-        poolSize: 2,
-      }),
-    );
-    await dataSource.initialize();
-    await dataSource.query(`CREATE SCHEMA "${schema}"`);
-    await dataSource.query(createOutboxSql(schema));
+    dataSource = await outboxTestDataSource(schema, 2);
   });
 
   afterAll(async () => {
