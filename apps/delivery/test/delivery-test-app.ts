@@ -5,6 +5,7 @@ import { DELIVERY_STREAM, EVENTS_STREAM } from '@envoi/contracts-core';
 import type { DeliveryOutcomeEvent } from '@envoi/contracts-delivery';
 import { type DomainRecord, DomainsSubjects } from '@envoi/contracts-domains';
 import {
+  type DeliveryBatchJob,
   type DeliveryJob,
   type DeliveryView,
   MessagesErrorCode,
@@ -108,39 +109,56 @@ export class EventCollector {
 }
 
 /**
- * Answers MessagesSubjects.deliveryView in the messages service's place (its queue group), from
- * views the test registers: the delivery service is tested alone, with messages it controls.
+ * Answers MessagesSubjects.deliveryView and deliveryViews in the messages service's place (its
+ * queue group), from views the test registers: the delivery service is tested alone, with
+ * messages it controls.
  */
 export class ViewResponder {
   readonly views = new Map<string, DeliveryView>();
+  /** Calls of either subject. */
   requests = 0;
-  private readonly subscription: Subscription;
+  /** Calls of deliveryViews, each with the ids asked for. */
+  readonly batches: string[][] = [];
+  private readonly subscriptions: Subscription[];
 
   constructor(connection: NatsConnection) {
-    this.subscription = connection.subscribe(MessagesSubjects.deliveryView.name, {
-      queue: 'messages',
-      callback: (error, message) => {
-        if (error) return;
-        this.requests++;
-        const packet = decodePacket<NestRequestPacket<{ message_id: string }>>(message.data);
-        const view = this.views.get(packet.data.message_id);
-        message.respond(
-          encodePacket(
-            view
-              ? { id: packet.id, response: view, isDisposed: true }
-              : {
-                  id: packet.id,
-                  err: { code: MessagesErrorCode.MessageNotFound, message: 'message not found' },
-                  isDisposed: true,
-                },
-          ),
-        );
-      },
-    });
+    this.subscriptions = [
+      connection.subscribe(MessagesSubjects.deliveryView.name, {
+        queue: 'messages',
+        callback: (error, message) => {
+          if (error) return;
+          this.requests++;
+          const packet = decodePacket<NestRequestPacket<{ message_id: string }>>(message.data);
+          const view = this.views.get(packet.data.message_id);
+          message.respond(
+            encodePacket(
+              view
+                ? { id: packet.id, response: view, isDisposed: true }
+                : {
+                    id: packet.id,
+                    err: { code: MessagesErrorCode.MessageNotFound, message: 'message not found' },
+                    isDisposed: true,
+                  },
+            ),
+          );
+        },
+      }),
+      connection.subscribe(MessagesSubjects.deliveryViews.name, {
+        queue: 'messages',
+        callback: (error, message) => {
+          if (error) return;
+          this.requests++;
+          const packet = decodePacket<NestRequestPacket<{ message_ids: string[] }>>(message.data);
+          this.batches.push(packet.data.message_ids);
+          const views = packet.data.message_ids.flatMap((id) => this.views.get(id) ?? []);
+          message.respond(encodePacket({ id: packet.id, response: { views }, isDisposed: true }));
+        },
+      }),
+    ];
   }
 
   stop(): void {
-    this.subscription.unsubscribe();
+    for (const subscription of this.subscriptions) subscription.unsubscribe();
   }
 }
 
@@ -415,6 +433,28 @@ export async function publishJob(
   msgId: string = randomUUID(),
 ): Promise<void> {
   const job: DeliveryJob = { message_id: view.id, account_id: view.account_id, attempt };
+  await app.connection
+    .jetstream()
+    .publish(
+      MessagesStreamSubjects.deliveryJobs.name,
+      new TextEncoder().encode(JSON.stringify(job)),
+      {
+        msgID: msgId,
+      },
+    );
+}
+
+/** Publishes a first-attempt job for a chunk of messages, as accept queues a send's. */
+export async function publishChunkJob(
+  app: DeliveryTestApp,
+  views: DeliveryView[],
+  msgId: string = randomUUID(),
+): Promise<void> {
+  const job: DeliveryBatchJob = {
+    message_ids: views.map((view) => view.id),
+    account_id: views[0]?.account_id ?? '',
+    attempt: 1,
+  };
   await app.connection
     .jetstream()
     .publish(

@@ -3,6 +3,8 @@ import { randomUUID } from 'node:crypto';
 import {
   type DeliveryView,
   type DeliveryViewRequest,
+  type DeliveryViews,
+  type DeliveryViewsRequest,
   INLINE_PAYLOAD_MAX_BYTES,
   MESSAGE_DOWNLOADS_BUCKET,
 } from '@envoi/contracts-messages';
@@ -15,6 +17,10 @@ import type { MessageEntity } from './message.entity';
 import { MessageContents } from './message-contents.service';
 import { MessagesException } from './messages.exception';
 import { MessagesRepository } from './messages.repository';
+import type { SendSources } from './stored-composition';
+
+/** What `,"content_base64":""` adds to a view's JSON around the content itself. */
+const CONTENT_FIELD_BYTES = 20;
 
 /** Bytes of the base64 form of `size` bytes. */
 export function base64Length(size: number): number {
@@ -66,14 +72,43 @@ export class DeliveryViewService {
     const message = await this.messages.findById(request.message_id);
     if (!message) throw MessagesException.notFound();
     const raw = await this.contents.raw(message);
-    const view = toDeliveryView(message);
-    // Purged by data retention: nothing left to send.
+    return this.carrying(toDeliveryView(message), raw, raw !== null && fitsInline(raw.length));
+  }
+
+  /**
+   * The views of a job's messages in one reply (MessagesSubjects.deliveryViews): each send read
+   * once; contents inline, in order, while the whole reply stays within INLINE_PAYLOAD_MAX_BYTES,
+   * the others through the downloads bucket (composed and stored one at a time, so that only the
+   * inline ones are held together).
+   */
+  async views(request: DeliveryViewsRequest): Promise<DeliveryViews> {
+    const messages = await this.messages.findByIds(request.message_ids);
+    const bare = messages.map(toDeliveryView);
+    let room = INLINE_PAYLOAD_MAX_BYTES - Buffer.byteLength(JSON.stringify({ views: bare }));
+    const sendSources = new Map<string, Promise<SendSources | undefined>>();
+    const views: DeliveryView[] = [];
+    for (const [index, message] of messages.entries()) {
+      const raw = await this.contents.raw(message, sendSources);
+      const inlineBytes = raw === null ? 0 : base64Length(raw.length) + CONTENT_FIELD_BYTES;
+      const inline = raw !== null && inlineBytes <= room;
+      if (inline) room -= inlineBytes;
+      views.push(await this.carrying(bare[index] ?? toDeliveryView(message), raw, inline));
+    }
+    return { views };
+  }
+
+  /** The view with its content, inline or stored in the downloads bucket; none once purged. */
+  private async carrying(
+    view: DeliveryView,
+    raw: Buffer | null,
+    inline: boolean,
+  ): Promise<DeliveryView> {
     if (raw === null) return view;
-    if (fitsInline(raw.length)) return { ...view, content_base64: raw.toString('base64') };
+    if (inline) return { ...view, content_base64: raw.toString('base64') };
     const download = await putUpload(
       this.connection,
       MESSAGE_DOWNLOADS_BUCKET,
-      `${message.id}.raw.${randomUUID()}`,
+      `${view.id}.raw.${randomUUID()}`,
       raw,
       this.config.UPLOAD_TTL_MS,
     );
