@@ -426,13 +426,11 @@ export function registerMessage(
 }
 
 /** Publishes a delivery job as the messages service's relay does (Nats-Msg-Id = a job id). */
-export async function publishJob(
+async function publishToQueue(
   app: DeliveryTestApp,
-  view: DeliveryView,
-  attempt = 1,
-  msgId: string = randomUUID(),
+  job: DeliveryJob | DeliveryBatchJob,
+  msgId: string,
 ): Promise<void> {
-  const job: DeliveryJob = { message_id: view.id, account_id: view.account_id, attempt };
   await app.connection
     .jetstream()
     .publish(
@@ -444,8 +442,18 @@ export async function publishJob(
     );
 }
 
+/** Publishes one message's job (a retry, or a send of one message). */
+export function publishJob(
+  app: DeliveryTestApp,
+  view: DeliveryView,
+  attempt = 1,
+  msgId: string = randomUUID(),
+): Promise<void> {
+  return publishToQueue(app, { message_id: view.id, account_id: view.account_id, attempt }, msgId);
+}
+
 /** Publishes a first-attempt job for a chunk of messages, as accept queues a send's. */
-export async function publishChunkJob(
+export function publishChunkJob(
   app: DeliveryTestApp,
   views: DeliveryView[],
   msgId: string = randomUUID(),
@@ -455,15 +463,7 @@ export async function publishChunkJob(
     account_id: views[0]?.account_id ?? '',
     attempt: 1,
   };
-  await app.connection
-    .jetstream()
-    .publish(
-      MessagesStreamSubjects.deliveryJobs.name,
-      new TextEncoder().encode(JSON.stringify(job)),
-      {
-        msgID: msgId,
-      },
-    );
+  return publishToQueue(app, job, msgId);
 }
 
 /** A row of the attempts log, as the tests read it. */

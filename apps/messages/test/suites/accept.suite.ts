@@ -1,5 +1,11 @@
 import { AccountsSubjects } from '@envoi/contracts-accounts';
-import { type MessageRecord, MessagesErrorCode, MessagesSubjects } from '@envoi/contracts-messages';
+import {
+  type AnyDeliveryJob,
+  deliveryJobMessageIds,
+  type MessageRecord,
+  MessagesErrorCode,
+  MessagesSubjects,
+} from '@envoi/contracts-messages';
 import { pollUntil } from '@envoi/shared-testing';
 
 import { MessageContents } from '../../src/messages/message-contents.service';
@@ -82,7 +88,8 @@ export async function outboxSettled(app: MessagesTestApp, messageIds: string[]):
       app.dataSource.query<Array<{ pending: string }>>(
         `SELECT count(*) AS pending FROM messages.outbox
           WHERE published_at IS NULL AND cancelled_at IS NULL AND available_at <= now()
-            AND (payload->>'message_id' = ANY($1) OR payload->'data'->>'id' = ANY($1))`,
+            AND (payload->>'message_id' = ANY($1) OR payload->'data'->>'id' = ANY($1)
+              OR payload->'message_ids' ?| $1::text[])`,
         [messageIds],
       ),
     (rows) => rows[0]?.pending === '0',
@@ -141,7 +148,11 @@ export function acceptSuite(getApp: () => MessagesTestApp): void {
       });
       expect((await storedRaw(app, id))?.length).toBeGreaterThan(100);
 
-      const [job] = await collected(app.jobs, (candidate) => candidate.message_id === id, 1);
+      const [job] = await collected(
+        app.jobs,
+        (candidate) => deliveryJobMessageIds(candidate).includes(id),
+        1,
+      );
       expect(job?.value).toEqual({ message_id: id, account_id: sender.accountId, attempt: 1 });
       expect(job?.msgId).toBe(row?.job_id);
       const [event] = await collected(app.events, (candidate) => candidate.data.id === id, 1);
@@ -181,6 +192,7 @@ export function acceptSuite(getApp: () => MessagesTestApp): void {
              JOIN messages.messages m ON m.send_id = s.id WHERE m.id = ANY($1)
            UNION ALL SELECT xmin FROM messages.outbox
             WHERE payload->>'message_id' = ANY($1::text[]) OR payload->'data'->>'id' = ANY($1::text[])
+               OR payload->'message_ids' ?| $1::text[]
          ) rows`,
         [ids],
       );
@@ -189,14 +201,19 @@ export function acceptSuite(getApp: () => MessagesTestApp): void {
       expect(rows.map((row) => row.recipient)).toEqual(recipients.map((r) => r.email));
 
       const wanted = new Set(ids);
-      await collected(app.jobs, (job) => wanted.has(job.message_id), 100);
+      // One delivery job for the whole send (a chunk of up to DELIVERY_JOB_MAX_MESSAGES).
+      const covers = (job: AnyDeliveryJob) =>
+        deliveryJobMessageIds(job).some((id) => wanted.has(id));
+      await collected(app.jobs, covers, 1);
       await collected(app.events, (event) => wanted.has(event.data.id), 100);
       await outboxSettled(app, ids);
-      const jobs = app.jobs.of((job) => wanted.has(job.message_id));
+      const jobs = app.jobs.of(covers);
       const events = app.events.of((event) => wanted.has(event.data.id));
-      expect(jobs).toHaveLength(100);
+      expect(jobs.map((job) => job.value)).toEqual([
+        { message_ids: ids, account_id: sender.accountId, attempt: 1 },
+      ]);
+      expect(new Set(rows.map((row) => row.job_id))).toEqual(new Set([jobs[0]?.msgId]));
       expect(events).toHaveLength(100);
-      expect(new Set(jobs.map((job) => job.value.message_id)).size).toBe(100);
       expect(new Set(events.map((event) => event.msgId)).size).toBe(100);
 
       // One recipient per message: its To header holds that recipient only.

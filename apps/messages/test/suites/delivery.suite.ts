@@ -202,6 +202,55 @@ export function deliverySuite(getApp: () => MessagesTestApp): void {
         expect(bytes.equals(raw ?? Buffer.alloc(0))).toBe(true);
       });
 
+      it('shows a job’s messages in one reply: inline while the reply fits, then downloads', async () => {
+        const sender = await newSender(app);
+        const attachment = randomBytes(200_000).toString('base64');
+        const body = messageBody(sender, {
+          recipients: [1, 2, 3].map((n) => ({ email: `views-${n}@recipient.test` })),
+          attachments: [
+            {
+              file_name: 'part.bin',
+              content_type: 'application/octet-stream',
+              data: attachment,
+              base64: true,
+            },
+          ],
+        });
+        const result = await send(app, sender, body);
+        const ids = result.data.map((entry) => uuidOf(entry.id));
+
+        const reply = await app.rpc.request(MessagesSubjects.deliveryViews, {
+          message_ids: [...ids, UNKNOWN_ID],
+        });
+
+        // The unknown message is left out; the others come in the order asked.
+        expect(reply.views.map((view) => view.id)).toEqual(ids);
+        expect(Buffer.byteLength(JSON.stringify(reply))).toBeLessThanOrEqual(
+          INLINE_PAYLOAD_MAX_BYTES,
+        );
+        const [first, ...others] = reply.views;
+        expect(first?.content_base64).toBeDefined();
+        for (const view of others) expect(view.content_download).toBeDefined();
+        for (const view of reply.views) {
+          const { content_base64, content_download, ...bare } = view;
+          const single = await deliveryView(app, view.id);
+          expect(bare).toEqual({
+            ...single,
+            content_base64: undefined,
+            content_download: undefined,
+          });
+          const bytes = content_base64
+            ? Buffer.from(content_base64, 'base64')
+            : content_download
+              ? await takeUpload(app.connection, content_download)
+              : null;
+          expect(bytes?.equals((await storedRaw(app, view.id)) ?? Buffer.alloc(0))).toBe(true);
+        }
+        await expect(
+          app.rpc.request(MessagesSubjects.deliveryViews, { message_ids: [] }),
+        ).rejects.toMatchObject({ code: 'common.validation_failed' });
+      });
+
       it('answers not found for an unknown message and refuses an id that is not a uuid', async () => {
         await expect(deliveryView(app, UNKNOWN_ID)).rejects.toMatchObject({
           code: MessagesErrorCode.MessageNotFound,
