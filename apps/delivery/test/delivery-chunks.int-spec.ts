@@ -51,12 +51,16 @@ describe('delivery service: chunk jobs', () => {
     });
     const missing = registerMessage(app, sender, [`m-${unique('u')}@${domain}`]);
     app.views.views.delete(missing.id);
-    const chunk = [...plain, deferred, cancelled, missing];
+    // Too large for the chunk's reply: read alone before it is sent.
+    const large = registerMessage(app, sender, [`l-${unique('u')}@${domain}`]);
+    app.views.separate.add(large.id);
+    const chunk = [...plain, deferred, cancelled, missing, large];
     const batchesBefore = app.views.batches.length;
+    const singlesBefore = app.views.singles.length;
 
     await publishChunkJob(app, chunk);
 
-    for (const view of [...plain, deferred]) {
+    for (const view of [...plain, deferred, large]) {
       await pollUntil(
         () => app.events.of(view.id).some(isDelivered),
         (delivered) => delivered,
@@ -65,7 +69,11 @@ describe('delivery service: chunk jobs', () => {
     }
     await waitForEveryJobAcknowledged(app, 10_000);
     expect(app.views.batches.slice(batchesBefore)).toEqual([chunk.map((view) => view.id)]);
-    for (const view of plain) {
+    // The large one alone, then the deferred one's retry (a one-message job).
+    expect(new Set(app.views.singles.slice(singlesBefore))).toEqual(
+      new Set([large.id, deferred.id]),
+    );
+    for (const view of [...plain, large]) {
       expect(app.sink.receiptsFor(view.envelope_recipients[0] ?? '')).toHaveLength(1);
       expect(await attemptsOf(app, view.id)).toEqual([
         expect.objectContaining({ attempt: 1, state: 'done', status: 'Delivered' }),

@@ -8,6 +8,7 @@ import {
   type DeliveryBatchJob,
   type DeliveryJob,
   type DeliveryView,
+  type DeliveryViews,
   MessagesErrorCode,
   MessagesStreamSubjects,
   MessagesSubjects,
@@ -119,6 +120,10 @@ export class ViewResponder {
   requests = 0;
   /** Calls of deliveryViews, each with the ids asked for. */
   readonly batches: string[][] = [];
+  /** Calls of deliveryView, by message id. */
+  readonly singles: string[] = [];
+  /** Messages deliveryViews answers as too large for its reply. */
+  readonly separate = new Set<string>();
   private readonly subscriptions: Subscription[];
 
   constructor(connection: NatsConnection) {
@@ -129,6 +134,7 @@ export class ViewResponder {
           if (error) return;
           this.requests++;
           const packet = decodePacket<NestRequestPacket<{ message_id: string }>>(message.data);
+          this.singles.push(packet.data.message_id);
           const view = this.views.get(packet.data.message_id);
           message.respond(
             encodePacket(
@@ -150,8 +156,15 @@ export class ViewResponder {
           this.requests++;
           const packet = decodePacket<NestRequestPacket<{ message_ids: string[] }>>(message.data);
           this.batches.push(packet.data.message_ids);
-          const views = packet.data.message_ids.flatMap((id) => this.views.get(id) ?? []);
-          message.respond(encodePacket({ id: packet.id, response: { views }, isDisposed: true }));
+          // As the messages service does: from the first too large for the reply on, ids only.
+          const found = packet.data.message_ids.filter((id) => this.views.has(id));
+          const cut = found.findIndex((id) => this.separate.has(id));
+          const inline = cut < 0 ? found : found.slice(0, cut);
+          const response: DeliveryViews = {
+            views: inline.flatMap((id) => this.views.get(id) ?? []),
+            separately: cut < 0 ? [] : found.slice(cut),
+          };
+          message.respond(encodePacket({ id: packet.id, response, isDisposed: true }));
         },
       }),
     ];

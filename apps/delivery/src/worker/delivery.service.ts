@@ -8,6 +8,7 @@ import {
   type DeliveryBatchJob,
   type DeliveryJob,
   type DeliveryView,
+  type DeliveryViews,
   MessagesErrorCode,
   MessagesStreamSubjects,
   MessagesSubjects,
@@ -140,23 +141,26 @@ export class DeliveryService {
       if (settled) settlements.push(settled);
       else open.push(messageId);
     }
-    const views = open.length > 0 ? await this.views(open) : [];
-    for (let missing = open.length - views.length; missing > 0; missing--) {
+    const { views, separately } =
+      open.length > 0 ? await this.views(open) : { views: [], separately: [] };
+    for (let missing = open.length - views.length - separately.length; missing > 0; missing--) {
       settlements.push(ack('message not found'));
     }
-    const results = await Promise.allSettled(
-      byFirstDomain(views).map((view) =>
-        this.slots.run(() => {
-          if (signal.aborted) return Promise.resolve(HANDED_BACK);
-          const own: DeliveryJob = {
-            message_id: view.id,
-            account_id: job.account_id,
-            attempt: job.attempt,
-          };
-          return this.processMessage(own, logged.get(view.id) ?? null, view, signal);
-        }),
-      ),
-    );
+    const inSlot = (messageId: string, read: () => Promise<DeliveryView | null>) =>
+      this.slots.run(async () => {
+        if (signal.aborted) return HANDED_BACK;
+        const own: DeliveryJob = {
+          message_id: messageId,
+          account_id: job.account_id,
+          attempt: job.attempt,
+        };
+        return this.processMessage(own, logged.get(messageId) ?? null, await read(), signal);
+      });
+    const results = await Promise.allSettled([
+      ...byFirstDomain(views).map((view) => inSlot(view.id, () => Promise.resolve(view))),
+      // Too large for the chunk's reply: each read alone, just before it is sent.
+      ...separately.map((messageId) => inSlot(messageId, () => this.view(messageId))),
+    ]);
     for (const result of results) {
       if (result.status === 'rejected') throw result.reason;
       settlements.push(result.value);
@@ -530,14 +534,13 @@ export class DeliveryService {
     return { outcome: final, finishedAt: now, tls, nextAttemptAt, entries };
   }
 
-  /** The views of the messages that still exist, in one call. */
-  private async views(messageIds: string[]): Promise<DeliveryView[]> {
-    const reply = await this.rpc.request(
+  /** The views of the messages that still exist, in one call (see DeliveryViews). */
+  private views(messageIds: string[]): Promise<DeliveryViews> {
+    return this.rpc.request(
       MessagesSubjects.deliveryViews,
       { message_ids: messageIds },
       { timeoutMs: this.config.RPC_TIMEOUT_MS },
     );
-    return reply.views;
   }
 
   /** The message, or null when it no longer exists. */
@@ -590,7 +593,9 @@ export function byFirstDomain(views: readonly DeliveryView[]): DeliveryView[] {
   const groups = new Map<string, DeliveryView[]>();
   for (const view of views) {
     const domain = domainOf(view.envelope_recipients[0] ?? '');
-    groups.set(domain, [...(groups.get(domain) ?? []), view]);
+    const group = groups.get(domain);
+    if (group) group.push(view);
+    else groups.set(domain, [view]);
   }
   return [...groups.values()].flat();
 }

@@ -72,46 +72,48 @@ export class DeliveryViewService {
     const message = await this.messages.findById(request.message_id);
     if (!message) throw MessagesException.notFound();
     const raw = await this.contents.raw(message);
-    return this.carrying(toDeliveryView(message), raw, raw !== null && fitsInline(raw.length));
-  }
-
-  /**
-   * The views of a job's messages in one reply (MessagesSubjects.deliveryViews): each send read
-   * once; contents inline, in order, while the whole reply stays within INLINE_PAYLOAD_MAX_BYTES,
-   * the others through the downloads bucket (composed and stored one at a time, so that only the
-   * inline ones are held together).
-   */
-  async views(request: DeliveryViewsRequest): Promise<DeliveryViews> {
-    const messages = await this.messages.findByIds(request.message_ids);
-    const bare = messages.map(toDeliveryView);
-    let room = INLINE_PAYLOAD_MAX_BYTES - Buffer.byteLength(JSON.stringify({ views: bare }));
-    const sendSources = new Map<string, Promise<SendSources | undefined>>();
-    const views: DeliveryView[] = [];
-    for (const [index, message] of messages.entries()) {
-      const raw = await this.contents.raw(message, sendSources);
-      const inlineBytes = raw === null ? 0 : base64Length(raw.length) + CONTENT_FIELD_BYTES;
-      const inline = raw !== null && inlineBytes <= room;
-      if (inline) room -= inlineBytes;
-      views.push(await this.carrying(bare[index] ?? toDeliveryView(message), raw, inline));
-    }
-    return { views };
-  }
-
-  /** The view with its content, inline or stored in the downloads bucket; none once purged. */
-  private async carrying(
-    view: DeliveryView,
-    raw: Buffer | null,
-    inline: boolean,
-  ): Promise<DeliveryView> {
+    const view = toDeliveryView(message);
+    // Purged by data retention: nothing left to send.
     if (raw === null) return view;
-    if (inline) return { ...view, content_base64: raw.toString('base64') };
+    if (fitsInline(raw.length)) return { ...view, content_base64: raw.toString('base64') };
     const download = await putUpload(
       this.connection,
       MESSAGE_DOWNLOADS_BUCKET,
-      `${view.id}.raw.${randomUUID()}`,
+      `${message.id}.raw.${randomUUID()}`,
       raw,
       this.config.UPLOAD_TTL_MS,
     );
     return { ...view, content_download: download };
+  }
+
+  /**
+   * The views of a job's messages in one reply (MessagesSubjects.deliveryViews), each send read
+   * once: contents inline, in order, while the reply stays within INLINE_PAYLOAD_MAX_BYTES; the
+   * first that does not fit and those after it are left to deliveryView, one by one (so that this
+   * call composes at most one content it does not return, and stores nothing in the bucket).
+   */
+  async views(request: DeliveryViewsRequest): Promise<DeliveryViews> {
+    const messages = await this.messages.findByIds(request.message_ids);
+    const bare = messages.map(toDeliveryView);
+    const ids = messages.map((message) => message.id);
+    // Room left with every view bare and every id listed as separate, the most either takes.
+    let room =
+      INLINE_PAYLOAD_MAX_BYTES -
+      Buffer.byteLength(JSON.stringify({ views: bare, separately: ids }));
+    const sendSources = new Map<string, Promise<SendSources | undefined>>();
+    const views: DeliveryView[] = [];
+    for (const [index, message] of messages.entries()) {
+      const raw = await this.contents.raw(message, sendSources);
+      const view = bare[index] ?? toDeliveryView(message);
+      if (raw === null) {
+        views.push(view);
+        continue;
+      }
+      const inlineBytes = base64Length(raw.length) + CONTENT_FIELD_BYTES;
+      if (inlineBytes > room) return { views, separately: ids.slice(index) };
+      room -= inlineBytes;
+      views.push({ ...view, content_base64: raw.toString('base64') });
+    }
+    return { views, separately: [] };
   }
 }

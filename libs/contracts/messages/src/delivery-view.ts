@@ -55,12 +55,15 @@ export class DeliveryViewsRequest {
 }
 
 /**
- * The views of the messages asked for that exist, in the order asked (a missing one is left
- * out). Contents are inline while the whole reply fits INLINE_PAYLOAD_MAX_BYTES, the others
- * through the downloads bucket, as for one view.
+ * The messages asked for that exist, in the order asked (a missing one is left out): `views`
+ * with their content inline, in order, as long as the whole reply fits INLINE_PAYLOAD_MAX_BYTES;
+ * from the first whose content does not fit on, only their ids (`separately`): the worker asks
+ * for each of those with deliveryView when it is about to send it (large contents travel through
+ * the downloads bucket there, one message at a time). A view without content was purged.
  */
 export interface DeliveryViews {
   views: DeliveryView[];
+  separately: string[];
 }
 
 /**
