@@ -24,8 +24,8 @@ export interface MessageTimeline {
   /** The accepting transaction (messages.messages.created_at). */
   accepted: number | null;
   /**
-   * Its delivery job left the messages outbox for the DELIVERY work queue (the relay's
-   * transaction start: `published_at = now()`, just before the publish).
+   * Its first delivery job (one per chunk of its send) left the messages outbox for the DELIVERY
+   * work queue (the relay's transaction start: `published_at = now()`, just before the publish).
    */
   jobPublished: number | null;
   /** A worker claimed attempt 1 (delivery.attempts.started_at: before the message is read). */
@@ -50,9 +50,6 @@ interface TimelineRow {
 
 const TIMELINE_SQL = `
 WITH ids AS (SELECT unnest($1::uuid[]) AS id),
-jobs AS (
-  SELECT payload->>'message_id' AS id, min(published_at) AS published_at
-    FROM messages.outbox WHERE stream = $2 GROUP BY 1),
 events AS (
   SELECT payload->'data'->>'id' AS id, min(published_at) AS published_at
     FROM delivery.outbox WHERE stream = $3 GROUP BY 1)
@@ -65,7 +62,7 @@ SELECT m.id::text AS id,
        extract(epoch FROM m.updated_at) * 1000 AS status_applied
   FROM ids
   JOIN messages.messages m ON m.id = ids.id
-  LEFT JOIN jobs j ON j.id = m.id::text
+  LEFT JOIN messages.outbox j ON j.id = m.job_id AND j.stream = $2
   LEFT JOIN events e ON e.id = m.id::text
   LEFT JOIN delivery.attempts a ON a.message_id = m.id AND a.attempt = 1`;
 

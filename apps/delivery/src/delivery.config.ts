@@ -41,7 +41,10 @@ export class DeliveryConfig extends OutboxServiceEnv {
    */
   @IntSetting(0, 600_000) override SHUTDOWN_GRACE_MS: number = 10_000;
 
-  /** Jobs one replica works on at once (SMTP sessions and waits for a pooled connection). */
+  /**
+   * Jobs one replica works on at once, and messages it delivers at once across them (SMTP
+   * sessions and waits for a pooled connection): a job may carry a chunk of a send.
+   */
   @IntSetting(1, 1_000) DELIVERY_CONCURRENCY: number = 20;
 
   /**

@@ -6,6 +6,7 @@ import {
   type DeliveryTestApp,
   isDelivered,
   newSender,
+  publishChunkJob,
   publishJob,
   recipientDomain,
   registerMessage,
@@ -39,7 +40,7 @@ const TAKEOVER_REPLY = /may have been received \(RFC 1047\)/;
  * SIGKILL, by its PID, while SMTP sessions are in flight, then started again: once by the sink's
  * final-dot hook (the kill lands exactly in the RFC 1047 window), once at a random phase. Nothing
  * may be lost, and a message may arrive twice only when its data had been fully sent before the
- * kill.
+ * kill. The first batch comes as one chunk job (a send's), the second as one job per message.
  */
 describe('delivery service: a worker killed mid-send (S2)', () => {
   let app: DeliveryTestApp | undefined;
@@ -90,7 +91,8 @@ describe('delivery service: a worker killed mid-send (S2)', () => {
       kills.push('at final dot #4');
       void current.kill();
     };
-    for (const view of first) await publishJob(test, view);
+    // The first batch as accept queues a send's messages: one chunk job.
+    await publishChunkJob(test, first);
     await pollUntil(
       () => kills.length,
       (count) => count === 1,

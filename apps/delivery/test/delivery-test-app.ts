@@ -5,8 +5,10 @@ import { DELIVERY_STREAM, EVENTS_STREAM } from '@envoi/contracts-core';
 import type { DeliveryOutcomeEvent } from '@envoi/contracts-delivery';
 import { type DomainRecord, DomainsSubjects } from '@envoi/contracts-domains';
 import {
+  type DeliveryBatchJob,
   type DeliveryJob,
   type DeliveryView,
+  type DeliveryViews,
   MessagesErrorCode,
   MessagesStreamSubjects,
   MessagesSubjects,
@@ -108,39 +110,68 @@ export class EventCollector {
 }
 
 /**
- * Answers MessagesSubjects.deliveryView in the messages service's place (its queue group), from
- * views the test registers: the delivery service is tested alone, with messages it controls.
+ * Answers MessagesSubjects.deliveryView and deliveryViews in the messages service's place (its
+ * queue group), from views the test registers: the delivery service is tested alone, with
+ * messages it controls.
  */
 export class ViewResponder {
   readonly views = new Map<string, DeliveryView>();
+  /** Calls of either subject. */
   requests = 0;
-  private readonly subscription: Subscription;
+  /** Calls of deliveryViews, each with the ids asked for. */
+  readonly batches: string[][] = [];
+  /** Calls of deliveryView, by message id. */
+  readonly singles: string[] = [];
+  /** Messages deliveryViews answers as too large for its reply. */
+  readonly separate = new Set<string>();
+  private readonly subscriptions: Subscription[];
 
   constructor(connection: NatsConnection) {
-    this.subscription = connection.subscribe(MessagesSubjects.deliveryView.name, {
-      queue: 'messages',
-      callback: (error, message) => {
-        if (error) return;
-        this.requests++;
-        const packet = decodePacket<NestRequestPacket<{ message_id: string }>>(message.data);
-        const view = this.views.get(packet.data.message_id);
-        message.respond(
-          encodePacket(
-            view
-              ? { id: packet.id, response: view, isDisposed: true }
-              : {
-                  id: packet.id,
-                  err: { code: MessagesErrorCode.MessageNotFound, message: 'message not found' },
-                  isDisposed: true,
-                },
-          ),
-        );
-      },
-    });
+    this.subscriptions = [
+      connection.subscribe(MessagesSubjects.deliveryView.name, {
+        queue: 'messages',
+        callback: (error, message) => {
+          if (error) return;
+          this.requests++;
+          const packet = decodePacket<NestRequestPacket<{ message_id: string }>>(message.data);
+          this.singles.push(packet.data.message_id);
+          const view = this.views.get(packet.data.message_id);
+          message.respond(
+            encodePacket(
+              view
+                ? { id: packet.id, response: view, isDisposed: true }
+                : {
+                    id: packet.id,
+                    err: { code: MessagesErrorCode.MessageNotFound, message: 'message not found' },
+                    isDisposed: true,
+                  },
+            ),
+          );
+        },
+      }),
+      connection.subscribe(MessagesSubjects.deliveryViews.name, {
+        queue: 'messages',
+        callback: (error, message) => {
+          if (error) return;
+          this.requests++;
+          const packet = decodePacket<NestRequestPacket<{ message_ids: string[] }>>(message.data);
+          this.batches.push(packet.data.message_ids);
+          // As the messages service does: from the first too large for the reply on, ids only.
+          const found = packet.data.message_ids.filter((id) => this.views.has(id));
+          const cut = found.findIndex((id) => this.separate.has(id));
+          const inline = cut < 0 ? found : found.slice(0, cut);
+          const response: DeliveryViews = {
+            views: inline.flatMap((id) => this.views.get(id) ?? []),
+            separately: cut < 0 ? [] : found.slice(cut),
+          };
+          message.respond(encodePacket({ id: packet.id, response, isDisposed: true }));
+        },
+      }),
+    ];
   }
 
   stop(): void {
-    this.subscription.unsubscribe();
+    for (const subscription of this.subscriptions) subscription.unsubscribe();
   }
 }
 
@@ -408,13 +439,11 @@ export function registerMessage(
 }
 
 /** Publishes a delivery job as the messages service's relay does (Nats-Msg-Id = a job id). */
-export async function publishJob(
+async function publishToQueue(
   app: DeliveryTestApp,
-  view: DeliveryView,
-  attempt = 1,
-  msgId: string = randomUUID(),
+  job: DeliveryJob | DeliveryBatchJob,
+  msgId: string,
 ): Promise<void> {
-  const job: DeliveryJob = { message_id: view.id, account_id: view.account_id, attempt };
   await app.connection
     .jetstream()
     .publish(
@@ -424,6 +453,30 @@ export async function publishJob(
         msgID: msgId,
       },
     );
+}
+
+/** Publishes one message's job (a retry, or a send of one message). */
+export function publishJob(
+  app: DeliveryTestApp,
+  view: DeliveryView,
+  attempt = 1,
+  msgId: string = randomUUID(),
+): Promise<void> {
+  return publishToQueue(app, { message_id: view.id, account_id: view.account_id, attempt }, msgId);
+}
+
+/** Publishes a first-attempt job for a chunk of messages, as accept queues a send's. */
+export function publishChunkJob(
+  app: DeliveryTestApp,
+  views: DeliveryView[],
+  msgId: string = randomUUID(),
+): Promise<void> {
+  const job: DeliveryBatchJob = {
+    message_ids: views.map((view) => view.id),
+    account_id: views[0]?.account_id ?? '',
+    attempt: 1,
+  };
+  return publishToQueue(app, job, msgId);
 }
 
 /** A row of the attempts log, as the tests read it. */

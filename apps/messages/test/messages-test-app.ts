@@ -8,9 +8,9 @@ import {
   DomainsSubjects,
 } from '@envoi/contracts-domains';
 import {
+  type AnyDeliveryJob,
   type CreateMessageBody,
   type CreateMessageResult,
-  type DeliveryJob,
   type MessageReceptionEvent,
   MessagesStreamSubjects,
   MessagesSubjects,
@@ -111,7 +111,7 @@ export interface MessagesTestApp {
   /** The messages service's DataSource (the private database, every schema). */
   dataSource: DataSource;
   dns: DnsTestServer;
-  jobs: StreamCollector<DeliveryJob>;
+  jobs: StreamCollector<AnyDeliveryJob>;
   events: StreamCollector<MessageReceptionEvent>;
   close(): Promise<void>;
 }
@@ -192,7 +192,7 @@ export async function startMessagesService(): Promise<MessagesTestApp> {
       { what: 'the DELIVERY and EVENTS streams' },
     );
     await app.get(StreamConsumers).ready();
-    const jobs = await StreamCollector.start<DeliveryJob>(
+    const jobs = await StreamCollector.start<AnyDeliveryJob>(
       connection,
       DELIVERY_STREAM,
       MessagesStreamSubjects.deliveryJobs.name,

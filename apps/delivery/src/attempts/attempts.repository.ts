@@ -36,6 +36,9 @@ export interface AttemptRow {
   remoteHost: string;
 }
 
+const ATTEMPT_ROW_COLUMNS = `id, message_id AS "messageId", account_id AS "accountId", attempt,
+  state, lease_until AS "leaseUntil", remote_host AS "remoteHost"`;
+
 /** A claim of an attempt: the row and the token its outcome must be recorded under. */
 export interface AttemptClaim {
   id: string;
@@ -54,12 +57,21 @@ export class AttemptsRepository {
 
   async find(messageId: string, attempt: number): Promise<AttemptRow | null> {
     const rows = await this.dataSource.query<AttemptRow[]>(
-      `SELECT id, message_id AS "messageId", account_id AS "accountId", attempt, state,
-              lease_until AS "leaseUntil", remote_host AS "remoteHost"
+      `SELECT ${ATTEMPT_ROW_COLUMNS}
          FROM delivery.attempts WHERE message_id = $1 AND attempt = $2`,
       [messageId, attempt],
     );
     return rows[0] ?? null;
+  }
+
+  /** The given attempt of each message that has one, by message id, in one query. */
+  async findEach(messageIds: readonly string[], attempt: number): Promise<Map<string, AttemptRow>> {
+    const rows = await this.dataSource.query<AttemptRow[]>(
+      `SELECT ${ATTEMPT_ROW_COLUMNS}
+         FROM delivery.attempts WHERE message_id = ANY($1::uuid[]) AND attempt = $2`,
+      [messageIds, attempt],
+    );
+    return new Map(rows.map((row) => [row.messageId, row]));
   }
 
   /** Recipients that accepted the message, or refused it for good, in earlier attempts. */

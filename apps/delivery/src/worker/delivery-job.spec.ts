@@ -1,7 +1,6 @@
-import { DeliveryJobPayload } from '@envoi/contracts-messages';
-import { contractDecoder, UnprocessableMessageError } from '@envoi/shared-nats';
+import { UnprocessableMessageError } from '@envoi/shared-nats';
 
-const decodeJob = contractDecoder(DeliveryJobPayload);
+import { decodeJob } from './delivery-worker';
 
 describe('delivery jobs, decoded with their contract', () => {
   const job = {
@@ -22,6 +21,30 @@ describe('delivery jobs, decoded with their contract', () => {
     ['an attempt given as text', { ...job, attempt: '2' }],
     ['no object at all', null],
   ])('finds %s unprocessable', (_what, payload) => {
+    expect(() => decodeJob(payload)).toThrow(UnprocessableMessageError);
+  });
+});
+
+describe('chunk delivery jobs, decoded with their contract', () => {
+  const ids = ['0b8f9a52-3c1e-4d57-9a6b-2f0c8e4d1a7b', '1c8f9a52-3c1e-4d57-9a6b-2f0c8e4d1a7b'];
+  const chunk = { message_ids: ids, account_id: 'acct-1', attempt: 1 };
+
+  it('takes a chunk job as published, and a one-message job still', () => {
+    expect({ ...decodeJob(chunk) }).toEqual(chunk);
+    expect({ ...decodeJob({ message_id: ids[0], account_id: 'a', attempt: 3 }) }).toEqual({
+      message_id: ids[0],
+      account_id: 'a',
+      attempt: 3,
+    });
+  });
+
+  it.each([
+    ['no message', { ...chunk, message_ids: [] }],
+    ['more than DELIVERY_JOB_MAX_MESSAGES', { ...chunk, message_ids: Array(101).fill(ids[0]) }],
+    ['an id that is not a uuid', { ...chunk, message_ids: [ids[0], 'nope'] }],
+    ['a retry (chunks are first attempts only)', { ...chunk, attempt: 2 }],
+    ['no account', { ...chunk, account_id: undefined }],
+  ])('finds a chunk with %s unprocessable', (_what, payload) => {
     expect(() => decodeJob(payload)).toThrow(UnprocessableMessageError);
   });
 });

@@ -1,6 +1,7 @@
 import {
-  type DeliveryJob,
-  DeliveryJobPayload,
+  type AnyDeliveryJob,
+  deliveryJobContract,
+  deliveryJobMessageIds,
   MessagesStreamSubjects,
 } from '@envoi/contracts-messages';
 import {
@@ -19,12 +20,19 @@ import { DeliveryService } from './delivery.service';
 /** The durable consumer every replica shares. */
 export const DELIVERY_DURABLE = 'delivery-workers';
 
+/** A job of either shape, validated with its contract class. */
+export function decodeJob(payload: unknown): AnyDeliveryJob {
+  return contractDecoder<AnyDeliveryJob>(deliveryJobContract(payload))(payload);
+}
+
 /** After the grace period, how long aborted sessions get to hand their jobs back. */
 const ABORT_SETTLE_MS = 5_000;
 
 /**
  * The delivery workers of one replica: jobs of the DELIVERY work queue (a durable pull consumer
- * shared by every replica), up to DELIVERY_CONCURRENCY at once. While a job runs its ack deadline
+ * shared by every replica), up to DELIVERY_CONCURRENCY at once; a job is one message or a chunk
+ * of a send, and at most DELIVERY_CONCURRENCY messages are in delivery at once across all of
+ * them (see DeliveryService). While a job runs its ack deadline
  * is pushed back, so a long SMTP session is never handed to a second worker; a worker that dies
  * stops doing that and its job goes to another after the ack wait. On shutdown the sessions in
  * flight get SHUTDOWN_GRACE_MS, then are aborted and hand their jobs back; finally the SMTP
@@ -50,9 +58,9 @@ export class DeliveryWorker implements OnModuleDestroy {
     return this.consumers.busy;
   }
 
-  @StreamConsumer<DeliveryJob, DeliveryConfig>({
+  @StreamConsumer<AnyDeliveryJob, DeliveryConfig>({
     durables: { [DELIVERY_DURABLE]: MessagesStreamSubjects.deliveryJobs },
-    decode: contractDecoder(DeliveryJobPayload),
+    decode: decodeJob,
     heartbeat: true,
     tuning: (config) => ({
       batch: config.DELIVERY_CONCURRENCY,
@@ -63,9 +71,10 @@ export class DeliveryWorker implements OnModuleDestroy {
       abortSettleMs: ABORT_SETTLE_MS,
     }),
   })
-  async work(job: DeliveryJob, delivery: StreamDelivery): Promise<StreamSettlement> {
+  async work(job: AnyDeliveryJob, delivery: StreamDelivery): Promise<StreamSettlement> {
     const settlement = await this.delivery.process(job, delivery.signal);
-    const what = `job #${delivery.streamSequence} ${job.message_id}#${job.attempt}`;
+    const ids = deliveryJobMessageIds(job);
+    const what = `job #${delivery.streamSequence} ${ids[0] ?? ''}${ids.length > 1 ? ` (+${ids.length - 1})` : ''}#${job.attempt}`;
     switch (settlement.kind) {
       case 'ack':
         this.logger.log(`${what}: ${settlement.note}`);

@@ -4,8 +4,11 @@ import { domainToASCII } from 'node:url';
 import { CodedError } from '@envoi/contracts-core';
 import type { RecipientOutcomeData } from '@envoi/contracts-delivery';
 import {
+  type AnyDeliveryJob,
+  type DeliveryBatchJob,
   type DeliveryJob,
   type DeliveryView,
+  type DeliveryViews,
   MessagesErrorCode,
   MessagesStreamSubjects,
   MessagesSubjects,
@@ -35,6 +38,8 @@ import { SenderDomainGoneError, SenderKeys } from '../senders/sender-keys.servic
 import type { MxResolver } from '../smtp/mx-resolver';
 import type { SmtpSender } from '../smtp/smtp-sender';
 import { bounceAddress } from '../smtp/verp';
+import { chunkSettlement, type Settlement } from './chunk-settlement';
+import { MessageSlots } from './message-slots';
 import {
   type AttemptOutcome,
   isAttemptable,
@@ -54,11 +59,7 @@ import {
 export const MX_RESOLVER = Symbol('MX_RESOLVER');
 export const SMTP_SENDER = Symbol('SMTP_SENDER');
 
-/** How a job leaves the worker: acknowledged (done), handed back after a delay, or dropped. */
-export type Settlement =
-  | { kind: 'ack'; note: string }
-  | { kind: 'nak'; delayMs: number; note: string }
-  | { kind: 'term'; note: string };
+export type { Settlement };
 
 /** Longest a job waits for a scheduled first attempt before it is looked at again. */
 const MAX_SCHEDULE_WAIT_MS = 3_600_000;
@@ -66,6 +67,8 @@ const MAX_SCHEDULE_WAIT_MS = 3_600_000;
 const RECORD_TRIES = 3;
 
 const ack = (note: string): Settlement => ({ kind: 'ack', note });
+
+const HANDED_BACK: Settlement = { kind: 'nak', delayMs: 0, note: 'handed back (stopping)' };
 
 const NOTHING_SETTLED: SettledRecipients = { delivered: new Set(), bounced: new Set() };
 
@@ -86,6 +89,8 @@ interface AttemptTarget {
 export class DeliveryService {
   private readonly logger = new Logger(DeliveryService.name);
   private readonly retryPolicy: RetryPolicy;
+  /** Messages in delivery on this replica, whatever job they came in. */
+  private readonly slots: MessageSlots;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -99,6 +104,7 @@ export class DeliveryService {
     private readonly outbox: OutboxRelayService,
     private readonly claims: ClaimKeeper,
   ) {
+    this.slots = new MessageSlots(config.DELIVERY_CONCURRENCY);
     this.retryPolicy = {
       scheduleMs: config.retryScheduleMs(),
       jitterRatio: config.retryJitterRatio(),
@@ -106,10 +112,64 @@ export class DeliveryService {
     };
   }
 
-  /** Handles one job; throws for a failure worth retrying soon (the bus, the database). */
-  async process(job: DeliveryJob, signal: AbortSignal): Promise<Settlement> {
+  /**
+   * Handles one job (one message, or a chunk of a send's messages); throws for a failure worth
+   * retrying soon (the bus, the database).
+   */
+  async process(job: AnyDeliveryJob, signal: AbortSignal): Promise<Settlement> {
+    if ('message_ids' in job) return this.processChunk(job, signal);
     const existing = await this.attempts.find(job.message_id, job.attempt);
+    const settled = this.settledByLog(existing, new Date());
+    if (settled) return settled;
+    const view = await this.view(job.message_id);
+    return this.slots.run(() => this.processMessage(job, existing, view, signal));
+  }
+
+  /**
+   * A chunk's messages: the attempts log and the views read once for all, then each message as
+   * a job of its own would be, in a slot of the replica, grouped by destination domain so that
+   * pooled connections are reused. A message whose attempt is recorded is skipped (the job ran
+   * before); the job is handed back when any message must be looked at again.
+   */
+  private async processChunk(job: DeliveryBatchJob, signal: AbortSignal): Promise<Settlement> {
+    const logged = await this.attempts.findEach(job.message_ids, job.attempt);
     const now = new Date();
+    const settlements: Settlement[] = [];
+    const open: string[] = [];
+    for (const messageId of job.message_ids) {
+      const settled = this.settledByLog(logged.get(messageId) ?? null, now);
+      if (settled) settlements.push(settled);
+      else open.push(messageId);
+    }
+    const { views, separately } =
+      open.length > 0 ? await this.views(open) : { views: [], separately: [] };
+    for (let missing = open.length - views.length - separately.length; missing > 0; missing--) {
+      settlements.push(ack('message not found'));
+    }
+    const inSlot = (messageId: string, read: () => Promise<DeliveryView | null>) =>
+      this.slots.run(async () => {
+        if (signal.aborted) return HANDED_BACK;
+        const own: DeliveryJob = {
+          message_id: messageId,
+          account_id: job.account_id,
+          attempt: job.attempt,
+        };
+        return this.processMessage(own, logged.get(messageId) ?? null, await read(), signal);
+      });
+    const results = await Promise.allSettled([
+      ...byFirstDomain(views).map((view) => inSlot(view.id, () => Promise.resolve(view))),
+      // Too large for the chunk's reply: each read alone, just before it is sent.
+      ...separately.map((messageId) => inSlot(messageId, () => this.view(messageId))),
+    ]);
+    for (const result of results) {
+      if (result.status === 'rejected') throw result.reason;
+      settlements.push(result.value);
+    }
+    return chunkSettlement(settlements);
+  }
+
+  /** What the attempts log settles before the message is read: done, or held elsewhere. */
+  private settledByLog(existing: AttemptRow | null, now: Date): Settlement | null {
     if (existing?.state === 'done') return ack('attempt already recorded (duplicate job)');
     if (existing && existing.leaseUntil && existing.leaseUntil > now) {
       // Another worker holds the attempt (or held it and died): look again once its lease ends,
@@ -121,7 +181,17 @@ export class DeliveryService {
       );
       return { kind: 'nak', delayMs, note: 'attempt in progress elsewhere' };
     }
-    const view = await this.view(job.message_id);
+    return null;
+  }
+
+  /** One message of a job, its attempt not settled by the log as read before. */
+  private async processMessage(
+    job: DeliveryJob,
+    existing: AttemptRow | null,
+    view: DeliveryView | null,
+    signal: AbortSignal,
+  ): Promise<Settlement> {
+    const now = new Date();
     if (!view) return ack('message not found');
     if (view.account_id !== job.account_id) return { kind: 'term', note: 'account mismatch' };
     if (!existing && !isAttemptable(view.status)) return ack(`message is ${view.status}`);
@@ -221,7 +291,7 @@ export class DeliveryService {
         );
       }
       if (gate.claim) await this.attempts.release(gate.claim);
-      return { kind: 'nak', delayMs: 0, note: 'handed back (stopping)' };
+      return HANDED_BACK;
     }
     if (result === CLAIM_GONE) {
       // Nothing went out. Held elsewhere: look again later; taken over: the next delivery acks.
@@ -464,6 +534,15 @@ export class DeliveryService {
     return { outcome: final, finishedAt: now, tls, nextAttemptAt, entries };
   }
 
+  /** The views of the messages that still exist, in one call (see DeliveryViews). */
+  private views(messageIds: string[]): Promise<DeliveryViews> {
+    return this.rpc.request(
+      MessagesSubjects.deliveryViews,
+      { message_ids: messageIds },
+      { timeoutMs: this.config.RPC_TIMEOUT_MS },
+    );
+  }
+
   /** The message, or null when it no longer exists. */
   private async view(messageId: string): Promise<DeliveryView | null> {
     try {
@@ -493,13 +572,30 @@ type SessionResult =
   | typeof ABORTED_AFTER_DATA
   | typeof CLAIM_GONE;
 
+/** The (ASCII, lowercase) domain of an address. */
+function domainOf(address: string): string {
+  const domain = address.slice(address.lastIndexOf('@') + 1);
+  return domainToASCII(domain.toLowerCase()) || domain;
+}
+
 /** Recipients grouped by their (ASCII) domain, in first-seen order. */
 export function byDomain(recipients: readonly string[]): Map<string, string[]> {
   const groups = new Map<string, string[]>();
   for (const recipient of recipients) {
-    const at = recipient.lastIndexOf('@');
-    const domain = domainToASCII(recipient.slice(at + 1).toLowerCase()) || recipient.slice(at + 1);
+    const domain = domainOf(recipient);
     groups.set(domain, [...(groups.get(domain) ?? []), recipient]);
   }
   return groups;
+}
+
+/** Views grouped by the domain of their first recipient, in first-seen order. */
+export function byFirstDomain(views: readonly DeliveryView[]): DeliveryView[] {
+  const groups = new Map<string, DeliveryView[]>();
+  for (const view of views) {
+    const domain = domainOf(view.envelope_recipients[0] ?? '');
+    const group = groups.get(domain);
+    if (group) group.push(view);
+    else groups.set(domain, [view]);
+  }
+  return [...groups.values()].flat();
 }

@@ -194,4 +194,30 @@ describe('delivery (issue 6)', () => {
     expect((await message(cancelled)).status).toBe('Cancelled');
     expect(receiptsFor(cancelledTo)).toHaveLength(0);
   });
+
+  it('delivers a send’s recipients from their one job, never the one cancelled', async () => {
+    const soon = new Date(Date.now() + 3_000).toISOString();
+    const recipients = [1, 2, 3, 4].map((n) => recipient(`chunk${n}`));
+    const response = await session.api.post<CreateMessageResult>(session.path('/messages'), {
+      from: { email: `app@${domain.domain}`, name: 'App' },
+      recipients: recipients.map((email) => ({ email })),
+      subject: 'Chunk test',
+      text_content: 'Hello from Envoi',
+      schedule: { first_attempt: soon },
+    });
+    expect(response.status).toBe(202);
+    const ids = response.body.data.map((entry) => entry.id ?? '');
+    const cancelledId = ids[1] ?? '';
+
+    const cancel = await session.api.delete(
+      session.path(`/messages/${encodeURIComponent(cancelledId)}/cancel`),
+    );
+    expect(cancel.status).toBe(200);
+
+    for (const id of ids.filter((id) => id !== cancelledId)) {
+      await waitForStatus(id, 'Delivered');
+    }
+    expect((await message(cancelledId)).status).toBe('Cancelled');
+    expect(recipients.map((to) => receiptsFor(to).length)).toEqual([1, 0, 1, 1]);
+  });
 });

@@ -51,6 +51,7 @@ import {
   SenderAuthorizations,
 } from '../senders/sender-authorizations.service';
 import { TrackingRepository } from '../tracking/tracking.repository';
+import { deliveryChunks, firstDeliveryJob } from './delivery-chunks';
 import type { MessageKind } from './message.entity';
 import { messageIdHeader, uuidv7 } from './message-ids';
 import { MessagesException } from './messages.exception';
@@ -592,8 +593,8 @@ export class AcceptService {
       contentDisposition: attachment.content_disposition ?? null,
       content: attachmentBytes(attachment),
     }));
-    const jobIds = drafts.map(() => randomUUID());
-    const messages = drafts.map((draft, index): MessageRow => ({
+    const chunks = deliveryChunks(drafts.map((draft) => draft.id));
+    const messages = drafts.map((draft): MessageRow => ({
       id: draft.id,
       accountId: setting.accountId,
       domainId: sender.domainId,
@@ -617,7 +618,7 @@ export class AcceptService {
       firstAttemptAt: options.firstAttemptAt,
       expiresAt: options.expiresAt,
       retainUntil: options.retainUntil,
-      jobId: jobIds[index] ?? randomUUID(),
+      jobId: chunks.jobIdOf(draft.id),
       createdAt: now,
       updatedAt: now,
       sentAt: null,
@@ -655,11 +656,11 @@ export class AcceptService {
         drafts.map((draft) => receptionEvent(randomUUID(), setting, body, draft)),
       ),
     ];
-    const jobs: OutboxEntry[] = messages.map((message) =>
+    const jobs: OutboxEntry[] = chunks.jobs.map(({ id, messageIds }) =>
       outboxEntry(
         MessagesStreamSubjects.deliveryJobs,
-        message.jobId,
-        { message_id: message.id, account_id: setting.accountId, attempt: 1 },
+        id,
+        firstDeliveryJob(messageIds, setting.accountId),
         options.firstAttemptAt ?? undefined,
       ),
     );

@@ -3,6 +3,8 @@ import { randomUUID } from 'node:crypto';
 import {
   type DeliveryView,
   type DeliveryViewRequest,
+  type DeliveryViews,
+  type DeliveryViewsRequest,
   INLINE_PAYLOAD_MAX_BYTES,
   MESSAGE_DOWNLOADS_BUCKET,
 } from '@envoi/contracts-messages';
@@ -15,6 +17,10 @@ import type { MessageEntity } from './message.entity';
 import { MessageContents } from './message-contents.service';
 import { MessagesException } from './messages.exception';
 import { MessagesRepository } from './messages.repository';
+import type { SendSources } from './stored-composition';
+
+/** What `,"content_base64":""` adds to a view's JSON around the content itself. */
+const CONTENT_FIELD_BYTES = 20;
 
 /** Bytes of the base64 form of `size` bytes. */
 export function base64Length(size: number): number {
@@ -78,5 +84,36 @@ export class DeliveryViewService {
       this.config.UPLOAD_TTL_MS,
     );
     return { ...view, content_download: download };
+  }
+
+  /**
+   * The views of a job's messages in one reply (MessagesSubjects.deliveryViews), each send read
+   * once: contents inline, in order, while the reply stays within INLINE_PAYLOAD_MAX_BYTES; the
+   * first that does not fit and those after it are left to deliveryView, one by one (so that this
+   * call composes at most one content it does not return, and stores nothing in the bucket).
+   */
+  async views(request: DeliveryViewsRequest): Promise<DeliveryViews> {
+    const messages = await this.messages.findByIds(request.message_ids);
+    const bare = messages.map(toDeliveryView);
+    const ids = messages.map((message) => message.id);
+    // Room left with every view bare and every id listed as separate, the most either takes.
+    let room =
+      INLINE_PAYLOAD_MAX_BYTES -
+      Buffer.byteLength(JSON.stringify({ views: bare, separately: ids }));
+    const sendSources = new Map<string, Promise<SendSources | undefined>>();
+    const views: DeliveryView[] = [];
+    for (const [index, message] of messages.entries()) {
+      const raw = await this.contents.raw(message, sendSources);
+      const view = bare[index] ?? toDeliveryView(message);
+      if (raw === null) {
+        views.push(view);
+        continue;
+      }
+      const inlineBytes = base64Length(raw.length) + CONTENT_FIELD_BYTES;
+      if (inlineBytes > room) return { views, separately: ids.slice(index) };
+      room -= inlineBytes;
+      views.push({ ...view, content_base64: raw.toString('base64') });
+    }
+    return { views, separately: [] };
   }
 }

@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import type { MessageEntity } from './message.entity';
 import { MessagesRepository } from './messages.repository';
 import { SendsRepository } from './sends.repository';
-import { type RecipientPart, StoredComposer } from './stored-composition';
+import { type RecipientPart, type SendSources, StoredComposer } from './stored-composition';
 
 /** What the message adds to its send's sources. */
 export function recipientPartOf(message: MessageEntity): RecipientPart {
@@ -32,10 +32,20 @@ export class MessageContents {
     private readonly composer: StoredComposer,
   ) {}
 
-  async raw(message: MessageEntity): Promise<Buffer | null> {
-    if (message.sendId === null) return this.messages.findRaw(message.id);
+  /** `sendSources`: the sends already read, by id, for a caller reading many messages. */
+  async raw(
+    message: MessageEntity,
+    sendSources: Map<string, Promise<SendSources | undefined>> = new Map(),
+  ): Promise<Buffer | null> {
+    const sendId = message.sendId;
+    if (sendId === null) return this.messages.findRaw(message.id);
     if (message.contentPurgedAt !== null) return null;
-    const sources = await this.sends.findSources(message.sendId);
+    let read = sendSources.get(sendId);
+    if (!read) {
+      read = this.sends.findSources(sendId);
+      sendSources.set(sendId, read);
+    }
+    const sources = await read;
     if (!sources) return null;
     return this.composer.compose(sources, recipientPartOf(message));
   }

@@ -5,6 +5,8 @@ import {
   type CreateMessageResult,
   type DeliveryView,
   DeliveryViewRequest,
+  type DeliveryViews,
+  DeliveryViewsRequest,
   ListMessagesRequest,
   type MessageRecord,
   MessageRef,
@@ -55,5 +57,11 @@ export class MessagesController {
   @MessagePattern(MessagesSubjects.deliveryView.name)
   deliveryView(@Payload() request: DeliveryViewRequest): Promise<DeliveryView> {
     return this.deliveryViews.view(request);
+  }
+
+  /** Internal, for the delivery workers: the views of a job's messages at once. */
+  @MessagePattern(MessagesSubjects.deliveryViews.name)
+  deliveryViewsOf(@Payload() request: DeliveryViewsRequest): Promise<DeliveryViews> {
+    return this.deliveryViews.views(request);
   }
 }

@@ -3,7 +3,7 @@ import type { MessageFilters } from '@envoi/contracts-messages';
 import { keysetPage } from '@envoi/shared-database';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager, type SelectQueryBuilder } from 'typeorm';
+import { DataSource, type EntityManager, In, type SelectQueryBuilder } from 'typeorm';
 
 import { MESSAGES_SCHEMA } from '../database/data-source-options';
 import { type Columns, insertRows } from './insert-rows';
@@ -65,19 +65,26 @@ const CONTENT_COLUMNS: Columns<MessageContentRow> = {
 };
 
 /**
- * Cancels a scheduled message in one statement: the delivery job is withdrawn only while it is
- * unpublished (a relay publishing it holds its row, so this waits for the outcome), and the
- * message becomes Cancelled only if its job was withdrawn. Cancelled is final: a data retention
- * of 0 empties the content at once (a stored raw content emptied, a send's message marked
- * purged). $3: the domain restriction or null.
+ * Cancels a scheduled message in one statement: it is cancelled only while its delivery job is
+ * unpublished (a relay publishing it holds its row, which this updates, so this waits for the
+ * outcome). A job covers a chunk of a send: it is withdrawn (cancelled_at) once every message of
+ * it is cancelled; until then it stays, and the worker skips the cancelled messages. Cancelled
+ * is final: a data retention of 0 empties the content at once (a stored raw content emptied, a
+ * send's message marked purged). $3: the domain restriction or null.
  */
 const CANCEL_SQL = `
-  WITH job AS (
-    UPDATE ${MESSAGES_SCHEMA}.outbox AS job SET cancelled_at = now()
-    FROM ${MESSAGES_SCHEMA}.messages AS message
-    WHERE message.id = $1 AND message.account_id = $2 AND message.status = 'Scheduled'
-      AND ($3::text[] IS NULL OR message.domain = ANY($3::text[]))
-      AND job.id = message.job_id AND job.published_at IS NULL AND job.cancelled_at IS NULL
+  WITH target AS (
+    SELECT id, job_id, send_id FROM ${MESSAGES_SCHEMA}.messages
+    WHERE id = $1 AND account_id = $2 AND status = 'Scheduled'
+      AND ($3::text[] IS NULL OR domain = ANY($3::text[]))
+  ), job AS (
+    UPDATE ${MESSAGES_SCHEMA}.outbox AS job SET cancelled_at = CASE WHEN NOT EXISTS (
+        SELECT 1 FROM ${MESSAGES_SCHEMA}.messages AS other
+        WHERE other.send_id = target.send_id AND other.job_id = job.id
+          AND other.id <> $1 AND other.status <> 'Cancelled'
+      ) THEN now() END
+    FROM target
+    WHERE job.id = target.job_id AND job.published_at IS NULL AND job.cancelled_at IS NULL
     RETURNING job.id
   ), cancelled AS (
     UPDATE ${MESSAGES_SCHEMA}.messages SET status = 'Cancelled', updated_at = now(),
@@ -143,6 +150,13 @@ export class MessagesRepository {
 
   findById(id: string): Promise<MessageEntity | null> {
     return this.dataSource.manager.findOneBy(MessageEntity, { id });
+  }
+
+  /** The messages of `ids` that exist, in the order of `ids`. */
+  async findByIds(ids: readonly string[]): Promise<MessageEntity[]> {
+    const found = await this.dataSource.manager.findBy(MessageEntity, { id: In([...ids]) });
+    const byId = new Map(found.map((message) => [message.id, message]));
+    return ids.flatMap((id) => byId.get(id) ?? []);
   }
 
   findInAccount(id: string, accountId: string): Promise<MessageEntity | null> {

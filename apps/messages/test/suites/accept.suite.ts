@@ -1,5 +1,11 @@
 import { AccountsSubjects } from '@envoi/contracts-accounts';
-import { type MessageRecord, MessagesErrorCode, MessagesSubjects } from '@envoi/contracts-messages';
+import {
+  type AnyDeliveryJob,
+  deliveryJobMessageIds,
+  type MessageRecord,
+  MessagesErrorCode,
+  MessagesSubjects,
+} from '@envoi/contracts-messages';
 import { pollUntil } from '@envoi/shared-testing';
 
 import { MessageContents } from '../../src/messages/message-contents.service';
@@ -78,6 +84,7 @@ export function getMessage(
 /** An outbox row with a job or an event (alone or in a batch row) of the messages `$1` lists. */
 const OUTBOX_ROW_OF_MESSAGES = `(payload->>'message_id' = ANY($1::text[])
   OR payload->'data'->>'id' = ANY($1::text[])
+  OR payload->'message_ids' ?| $1::text[]
   OR EXISTS (SELECT FROM jsonb_array_elements(payload->'$events') AS event
               WHERE event->'data'->>'id' = ANY($1::text[])))`;
 
@@ -147,7 +154,11 @@ export function acceptSuite(getApp: () => MessagesTestApp): void {
       });
       expect((await storedRaw(app, id))?.length).toBeGreaterThan(100);
 
-      const [job] = await collected(app.jobs, (candidate) => candidate.message_id === id, 1);
+      const [job] = await collected(
+        app.jobs,
+        (candidate) => deliveryJobMessageIds(candidate).includes(id),
+        1,
+      );
       expect(job?.value).toEqual({ message_id: id, account_id: sender.accountId, attempt: 1 });
       expect(job?.msgId).toBe(row?.job_id);
       const [event] = await collected(app.events, (candidate) => candidate.data.id === id, 1);
@@ -195,14 +206,19 @@ export function acceptSuite(getApp: () => MessagesTestApp): void {
       expect(rows.map((row) => row.recipient)).toEqual(recipients.map((r) => r.email));
 
       const wanted = new Set(ids);
-      await collected(app.jobs, (job) => wanted.has(job.message_id), 100);
+      // One delivery job for the whole send (a chunk of up to DELIVERY_JOB_MAX_MESSAGES).
+      const covers = (job: AnyDeliveryJob) =>
+        deliveryJobMessageIds(job).some((id) => wanted.has(id));
+      await collected(app.jobs, covers, 1);
       await collected(app.events, (event) => wanted.has(event.data.id), 100);
       await outboxSettled(app, ids);
-      const jobs = app.jobs.of((job) => wanted.has(job.message_id));
+      const jobs = app.jobs.of(covers);
       const events = app.events.of((event) => wanted.has(event.data.id));
-      expect(jobs).toHaveLength(100);
+      expect(jobs.map((job) => job.value)).toEqual([
+        { message_ids: ids, account_id: sender.accountId, attempt: 1 },
+      ]);
+      expect(new Set(rows.map((row) => row.job_id))).toEqual(new Set([jobs[0]?.msgId]));
       expect(events).toHaveLength(100);
-      expect(new Set(jobs.map((job) => job.value.message_id)).size).toBe(100);
       expect(new Set(events.map((event) => event.msgId)).size).toBe(100);
 
       // One recipient per message: its To header holds that recipient only.

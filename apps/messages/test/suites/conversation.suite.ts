@@ -1,6 +1,7 @@
 import {
   type CreateConversationBody,
   type CreateMessageResult,
+  deliveryJobMessageIds,
   MessagesErrorCode,
   MessagesSubjects,
 } from '@envoi/contracts-messages';
@@ -68,7 +69,7 @@ export function conversationSuite(getApp: () => MessagesTestApp): void {
       expect(headerOf(record, 'cc')).toEqual(['carol@recipient.test']);
       expect(headerOf(record, 'bcc')).toEqual([]);
       expect(record.content).not.toContain('dave@');
-      await collected(app.jobs, (job) => job.message_id === id, 1);
+      await collected(app.jobs, (job) => deliveryJobMessageIds(job).includes(id), 1);
     });
 
     it('leaves suppressed addresses off the envelope; all suppressed: nothing is sent', async () => {

@@ -202,6 +202,52 @@ export function deliverySuite(getApp: () => MessagesTestApp): void {
         expect(bytes.equals(raw ?? Buffer.alloc(0))).toBe(true);
       });
 
+      it('shows a job’s messages in one reply, inline while it fits, the rest left to one by one', async () => {
+        const sender = await newSender(app);
+        const attachment = randomBytes(200_000).toString('base64');
+        const body = messageBody(sender, {
+          recipients: [1, 2, 3].map((n) => ({ email: `views-${n}@recipient.test` })),
+          attachments: [
+            {
+              file_name: 'part.bin',
+              content_type: 'application/octet-stream',
+              data: attachment,
+              base64: true,
+            },
+          ],
+        });
+        const result = await send(app, sender, body);
+        const ids = result.data.map((entry) => uuidOf(entry.id));
+        const small = await accepted({}, sender);
+
+        const reply = await app.rpc.request(MessagesSubjects.deliveryViews, {
+          message_ids: [small.id, ids[0] ?? '', UNKNOWN_ID, ids[1] ?? '', ids[2] ?? ''],
+        });
+
+        // In the order asked, the unknown one left out; from the first that does not fit on
+        // (the third, two of ~360 kB in base64 exceed the reply), ids only.
+        expect(reply.views.map((view) => view.id)).toEqual([small.id, ids[0]]);
+        expect(reply.separately).toEqual([ids[1], ids[2]]);
+        expect(Buffer.byteLength(JSON.stringify(reply))).toBeLessThanOrEqual(
+          INLINE_PAYLOAD_MAX_BYTES,
+        );
+        for (const view of reply.views) {
+          const { content_base64, ...bare } = view;
+          const single = await deliveryView(app, view.id);
+          expect({ ...single, content_base64: undefined }).toEqual({
+            ...bare,
+            content_base64: undefined,
+          });
+          const raw = await storedRaw(app, view.id);
+          expect(Buffer.from(content_base64 ?? '', 'base64').equals(raw ?? Buffer.alloc(1))).toBe(
+            true,
+          );
+        }
+        await expect(
+          app.rpc.request(MessagesSubjects.deliveryViews, { message_ids: [] }),
+        ).rejects.toMatchObject({ code: 'common.validation_failed' });
+      });
+
       it('answers not found for an unknown message and refuses an id that is not a uuid', async () => {
         await expect(deliveryView(app, UNKNOWN_ID)).rejects.toMatchObject({
           code: MessagesErrorCode.MessageNotFound,

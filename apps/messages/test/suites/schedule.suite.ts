@@ -1,5 +1,9 @@
 import { CodedError } from '@envoi/contracts-core';
-import { MessagesErrorCode, MessagesSubjects } from '@envoi/contracts-messages';
+import {
+  deliveryJobMessageIds,
+  MessagesErrorCode,
+  MessagesSubjects,
+} from '@envoi/contracts-messages';
 import { pollUntil } from '@envoi/shared-testing';
 
 import {
@@ -60,11 +64,11 @@ export function scheduleSuite(getApp: () => MessagesTestApp): void {
         status: 'Scheduled',
       });
       await collected(app.events, (event) => event.data.id === id, 1);
-      expect(app.jobs.of((job) => job.message_id === id)).toEqual([]);
+      expect(app.jobs.of((job) => deliveryJobMessageIds(job).includes(id))).toEqual([]);
 
       const [job] = await collected(
         app.jobs,
-        (candidate) => candidate.message_id === id,
+        (candidate) => deliveryJobMessageIds(candidate).includes(id),
         1,
         10_000,
       );
@@ -92,12 +96,64 @@ export function scheduleSuite(getApp: () => MessagesTestApp): void {
       await expect(jobState(app, id)).resolves.toEqual({ published: false, cancelled: true });
       // Well past its time, with the relay polling every 100 ms.
       await sleep(firstAttempt.getTime() + 1_000 - Date.now());
-      expect(app.jobs.of((job) => job.message_id === id)).toEqual([]);
+      expect(app.jobs.of((job) => deliveryJobMessageIds(job).includes(id))).toEqual([]);
       await expect(jobState(app, id)).resolves.toEqual({ published: false, cancelled: true });
       await expect(cancel(app, sender, id)).rejects.toMatchObject({
         code: MessagesErrorCode.MessageNotCancellable,
         message: 'only a scheduled message can be cancelled; this one is cancelled',
       });
+    });
+
+    it('cancels messages sharing a job: the job stays for the others, withdrawn with the last', async () => {
+      const sender = await newSender(app);
+      const firstAttempt = new Date(Date.now() + 60_000);
+      const result = await send(
+        app,
+        sender,
+        messageBody(sender, {
+          recipients: [1, 2, 3].map((n) => ({ email: `shared-${n}@recipient.test` })),
+          schedule: { first_attempt: firstAttempt.toISOString() },
+        }),
+      );
+      const headers = result.data.map((entry) => entry.id ?? '');
+      const ids = headers.map(uuidOf);
+      const [job] = await app.dataSource.query<Array<{ payload: unknown; count: number }>>(
+        `SELECT o.payload, (SELECT count(*)::int FROM messages.messages WHERE job_id = o.id) AS count
+           FROM messages.outbox o JOIN messages.messages m ON m.job_id = o.id WHERE m.id = $1`,
+        [ids[0]],
+      );
+      expect(job).toEqual({
+        payload: { message_ids: ids, account_id: sender.accountId, attempt: 1 },
+        count: 3,
+      });
+
+      for (const [n, header] of headers.slice(0, 2).entries()) {
+        await expect(cancel(app, sender, header)).resolves.toEqual({
+          message: `message ${header} cancelled successfully`,
+        });
+        await expect(getMessage(app, sender.accountId, ids[n] ?? '')).resolves.toMatchObject({
+          status: 'Cancelled',
+        });
+        // Still due for the message not cancelled: the worker skips the cancelled ones.
+        await expect(jobState(app, ids[n] ?? '')).resolves.toEqual({
+          published: false,
+          cancelled: false,
+        });
+      }
+      await expect(cancel(app, sender, headers[0] ?? '')).rejects.toMatchObject({
+        code: MessagesErrorCode.MessageNotCancellable,
+        message: 'only a scheduled message can be cancelled; this one is cancelled',
+      });
+      await expect(getMessage(app, sender.accountId, ids[2] ?? '')).resolves.toMatchObject({
+        status: 'Scheduled',
+      });
+
+      await expect(cancel(app, sender, headers[2] ?? '')).resolves.toEqual({
+        message: `message ${headers[2]} cancelled successfully`,
+      });
+      for (const id of ids) {
+        await expect(jobState(app, id)).resolves.toEqual({ published: false, cancelled: true });
+      }
     });
 
     it('refuses to cancel a message that is not scheduled, and an unknown one', async () => {
@@ -169,29 +225,25 @@ export function scheduleSuite(getApp: () => MessagesTestApp): void {
         }),
       );
 
-      // Every job ends up published or cancelled, never both.
+      // The send's one job ends up published or withdrawn, never both; a cancel answered
+      // "cancelled" left its message Cancelled (skipped by the worker when the job comes), a
+      // refused one left it Scheduled, and the job is withdrawn only when every cancel won.
       const states = await pollUntil(
         () => Promise.all(ids.map((id) => jobState(app, id))),
         (all) => all.every((state) => state.published !== state.cancelled),
-        { what: 'every job to be published or cancelled' },
+        { what: 'the job to be published or cancelled' },
       );
+      expect(new Set(states.map((state) => JSON.stringify(state))).size).toBe(1);
+      const withdrawn = states[0]?.cancelled === true;
       await sleep(500);
+      const published = app.jobs.of((job) => deliveryJobMessageIds(job).includes(ids[0] ?? ''));
+      expect(published).toHaveLength(withdrawn ? 0 : 1);
+      if (withdrawn) expect(outcomes.every((outcome) => outcome === 'cancelled')).toBe(true);
       for (const [n, id] of ids.entries()) {
-        const published = app.jobs.of((job) => job.message_id === id);
         const record = await getMessage(app, sender.accountId, id);
-        if (outcomes[n] === 'cancelled') {
-          expect([states[n], published.length, record.status]).toEqual([
-            { published: false, cancelled: true },
-            0,
-            'Cancelled',
-          ]);
-        } else {
-          expect([states[n], published.length, record.status]).toEqual([
-            { published: true, cancelled: false },
-            1,
-            'Scheduled',
-          ]);
-        }
+        expect([outcomes[n], record.status]).toEqual(
+          outcomes[n] === 'cancelled' ? ['cancelled', 'Cancelled'] : ['refused', 'Scheduled'],
+        );
       }
     });
   });

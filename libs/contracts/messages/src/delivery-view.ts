@@ -1,6 +1,16 @@
-import { IsInt, IsString, IsUUID, Min } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayNotEmpty,
+  Equals,
+  IsArray,
+  IsInt,
+  IsString,
+  IsUUID,
+  Min,
+} from 'class-validator';
 
-import type { DeliveryJob, MessageStatus, StoredObjectRecord } from './records';
+import { DELIVERY_JOB_MAX_MESSAGES } from './limits';
+import type { DeliveryBatchJob, DeliveryJob, MessageStatus, StoredObjectRecord } from './records';
 import type { SandboxResult } from './requests';
 
 /** A job of the DELIVERY work queue, as the workers validate it. */
@@ -10,9 +20,50 @@ export class DeliveryJobPayload implements DeliveryJob {
   @IsInt() @Min(1) attempt!: number;
 }
 
+/** A first-attempt job for a chunk of a send, as the workers validate it. */
+export class DeliveryBatchJobPayload implements DeliveryBatchJob {
+  @IsArray()
+  @ArrayNotEmpty()
+  @ArrayMaxSize(DELIVERY_JOB_MAX_MESSAGES)
+  @IsUUID(undefined, { each: true })
+  message_ids!: string[];
+  @IsString() account_id!: string;
+  @Equals(1) attempt!: 1;
+}
+
+/** The contract class a job is validated with: a batch job carries `message_ids`. */
+export function deliveryJobContract(
+  payload: unknown,
+): new () => DeliveryJobPayload | DeliveryBatchJobPayload {
+  return typeof payload === 'object' && payload !== null && 'message_ids' in payload
+    ? DeliveryBatchJobPayload
+    : DeliveryJobPayload;
+}
+
 /** The delivery service asks for what it needs to attempt one message. */
 export class DeliveryViewRequest {
   @IsUUID() message_id!: string;
+}
+
+/** The delivery service asks for the views of a job's messages at once. */
+export class DeliveryViewsRequest {
+  @IsArray()
+  @ArrayNotEmpty()
+  @ArrayMaxSize(DELIVERY_JOB_MAX_MESSAGES)
+  @IsUUID(undefined, { each: true })
+  message_ids!: string[];
+}
+
+/**
+ * The messages asked for that exist, in the order asked (a missing one is left out): `views`
+ * with their content inline, in order, as long as the whole reply fits INLINE_PAYLOAD_MAX_BYTES;
+ * from the first whose content does not fit on, only their ids (`separately`): the worker asks
+ * for each of those with deliveryView when it is about to send it (large contents travel through
+ * the downloads bucket there, one message at a time). A view without content was purged.
+ */
+export interface DeliveryViews {
+  views: DeliveryView[];
+  separately: string[];
 }
 
 /**

@@ -26,3 +26,5 @@ export const MESSAGE_MAX_BYTES = 20 * 1024 * 1024;
 export const SEND_MAX_BYTES = 100 * 1024 * 1024;
 /** Above this many bytes a request body travels through the upload bucket, not the RPC payload. */
 export const INLINE_PAYLOAD_MAX_BYTES = 512 * 1024;
+/** The most messages one first-attempt delivery job (and one batch delivery view) covers. */
+export const DELIVERY_JOB_MAX_MESSAGES = 100;

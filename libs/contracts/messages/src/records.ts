@@ -160,3 +160,22 @@ export interface DeliveryJob {
   /** 1 for the first attempt. */
   attempt: number;
 }
+
+/**
+ * The first attempt of a chunk of one send's messages (at most DELIVERY_JOB_MAX_MESSAGES), all
+ * due at the same time. A send of one message gets a {@link DeliveryJob}; retries are always
+ * one DeliveryJob per message.
+ */
+export interface DeliveryBatchJob {
+  message_ids: string[];
+  account_id: string;
+  attempt: 1;
+}
+
+/** What the DELIVERY work queue carries. */
+export type AnyDeliveryJob = DeliveryJob | DeliveryBatchJob;
+
+/** The messages a job is for, in order. */
+export function deliveryJobMessageIds(job: AnyDeliveryJob): string[] {
+  return 'message_ids' in job ? job.message_ids : [job.message_id];
+}

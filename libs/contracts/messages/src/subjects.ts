@@ -1,10 +1,15 @@
 import type { MessageResponse, Page, StreamEvent } from '@envoi/contracts-core';
 import { deliveryJobSubject, requestSubject, streamSubject } from '@envoi/contracts-core';
 
-import type { DeliveryView, DeliveryViewRequest } from './delivery-view';
 import type {
+  DeliveryView,
+  DeliveryViewRequest,
+  DeliveryViews,
+  DeliveryViewsRequest,
+} from './delivery-view';
+import type {
+  AnyDeliveryJob,
   CreateMessageResult,
-  DeliveryJob,
   MessageReceptionData,
   MessageRecord,
   MessageSummaryRecord,
@@ -42,6 +47,10 @@ export const MessagesSubjects = {
   deliveryView: requestSubject<DeliveryViewRequest, DeliveryView>(
     'messages.message.delivery-view.v1',
   ),
+  /** Internal (delivery workers): the views of a job's messages, in one reply. */
+  deliveryViews: requestSubject<DeliveryViewsRequest, DeliveryViews>(
+    'messages.message.delivery-views.v1',
+  ),
   /** Public tracking (gateway): a pixel loaded; `messages.tracking_not_found` for a bad token. */
   trackOpen: requestSubject<TrackingHitRequest, TrackedOpenResult>('messages.tracking.open.v1'),
   /** Public tracking (gateway): a tracked link followed; where to redirect. */
@@ -64,6 +73,9 @@ export const MessagesStreamSubjects = {
   opened: streamSubject<MessageOpenedEvent>('events.message.opened.v1'),
   /** A tracked link was followed (at most TRACKING_EVENTS_PER_MESSAGE per message). */
   clicked: streamSubject<MessageClickedEvent>('events.message.clicked.v1'),
-  /** A message is due for delivery: on the DELIVERY work queue, at its first attempt time. */
-  deliveryJobs: deliveryJobSubject<DeliveryJob>(),
+  /**
+   * Messages due for delivery: on the DELIVERY work queue, at their first attempt time (one job
+   * per chunk of a send), then one job per message and retry.
+   */
+  deliveryJobs: deliveryJobSubject<AnyDeliveryJob>(),
 } as const;
