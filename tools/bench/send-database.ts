@@ -32,10 +32,12 @@ export interface StoredCheck {
 export interface EnvoiStorage extends StoredCheck {
   /** Content rows of the account's messages (one per message). */
   contents: number;
-  /** Outbox rows: a row of reception events per send and a delivery job per message. */
+  /** Outbox rows: a row of reception events per send and a delivery job per chunk of a send. */
   outboxRows: number;
-  /** Stream messages the outbox rows carry (a batch row its events): 2 per message. */
+  /** Stream messages the outbox rows carry (a batch row its events): a reception per message and a job per chunk. */
   outboxMessages: number;
+  /** Delivery jobs of the stored messages (a send's chunk shares one). */
+  deliveryJobs: number;
   outboxUnpublished: number;
   /** Bytes of the messages schema's tables (with indexes and TOAST) per stored message. */
   bytesPerMessage: Record<string, number>;
@@ -85,8 +87,10 @@ export class SendDatabase {
       rows: number;
       found: number;
       contents: number;
+      jobs: number;
     }>(
       `SELECT count(*)::int AS rows,
+              count(DISTINCT m.job_id)::int AS jobs,
               count(*) FILTER (WHERE m.id = ANY($2::uuid[]))::int AS found,
               count(*) FILTER (WHERE c.message_id IS NOT NULL OR m.send_id IS NOT NULL)::int
                 AS contents
@@ -110,7 +114,7 @@ export class SendDatabase {
          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
         WHERE n.nspname = 'messages' AND c.relkind = 'r'`,
     );
-    const { rows = 0, found = 0, contents = 0 } = counts.rows[0] ?? {};
+    const { rows = 0, found = 0, contents = 0, jobs = 0 } = counts.rows[0] ?? {};
     const bytesPerMessage: Record<string, number> = {};
     for (const size of sizes.rows) {
       if (rows > 0) bytesPerMessage[size.name] = Math.round(Number(size.bytes) / rows);
@@ -124,6 +128,7 @@ export class SendDatabase {
       outboxRows: outbox.rows[0]?.total ?? 0,
       outboxMessages: outbox.rows[0]?.messages ?? 0,
       outboxUnpublished: outbox.rows[0]?.unpublished ?? 0,
+      deliveryJobs: jobs,
       bytesPerMessage,
     };
   }

@@ -654,9 +654,9 @@ function storageProblems(envoi: EnvoiStorage, bare: StoredCheck): string[] {
   if (envoi.contents !== envoi.rows) {
     problems.push(`${envoi.rows} messages but ${envoi.contents} contents`);
   }
-  if (envoi.outboxMessages !== 2 * envoi.rows) {
+  if (envoi.outboxMessages !== envoi.rows + envoi.deliveryJobs) {
     problems.push(
-      `${envoi.outboxMessages} outbox messages for ${envoi.rows} messages (expected 2 each)`,
+      `${envoi.outboxMessages} outbox messages for ${envoi.rows} messages in ${envoi.deliveryJobs} delivery jobs (expected a reception each and a job each)`,
     );
   }
   if (bare.lost > 0 || bare.unanswered !== 0) {
@@ -765,7 +765,7 @@ runBenchmark('send-throughput', async ({ root, dataDir, stoppers, signal, log })
   const deliveryJobs = await deliveryQueueDepth(platform.natsUrl);
   printReport(all, envoiStored, bareStored, finalRelay);
   console.log(
-    `  DELIVERY work queue: ${deliveryJobs === null ? 'unavailable' : integer(deliveryJobs)} jobs published for ${integer(envoiStored.rows)} messages`,
+    `  DELIVERY work queue: ${deliveryJobs === null ? 'unavailable' : integer(deliveryJobs)} jobs published for ${integer(envoiStored.rows)} messages in ${integer(envoiStored.deliveryJobs)} jobs`,
   );
 
   const problems = [
@@ -776,9 +776,11 @@ runBenchmark('send-throughput', async ({ root, dataDir, stoppers, signal, log })
     ...(finalRelay.left > 0
       ? [`${finalRelay.left} outbox rows unpublished ${SETTINGS.finalRelayWaitMs} ms after the run`]
       : []),
-    ...(deliveryJobs === envoiStored.rows
+    ...(deliveryJobs === envoiStored.deliveryJobs
       ? []
-      : [`${deliveryJobs ?? '?'} delivery jobs in the stream for ${envoiStored.rows} messages`]),
+      : [
+          `${deliveryJobs ?? '?'} delivery jobs in the stream for ${envoiStored.deliveryJobs} jobs of ${envoiStored.rows} messages`,
+        ]),
     ...(halfLoad ? halfLoadProblems(halfLoad) : ['half load: not measured (no 1-recipient peak)']),
   ];
   console.log('\nMemory of the stack (every service, nats-server, PostgreSQL)');
