@@ -21,7 +21,7 @@ import {
 } from '@envoi/contracts-messages';
 import { NATS_CONNECTION, takeUpload, UploadUnavailableError } from '@envoi/shared-nats';
 import {
-  enqueueOutbox,
+  enqueueOutboxStatement,
   outboxBatchEntry,
   type OutboxEntry,
   outboxEntry,
@@ -52,6 +52,7 @@ import {
 } from '../senders/sender-authorizations.service';
 import { TrackingRepository } from '../tracking/tracking.repository';
 import { deliveryChunks, firstDeliveryJob } from './delivery-chunks';
+import { combinedInsertStatement } from './insert-rows';
 import type { MessageKind } from './message.entity';
 import { messageIdHeader, uuidv7 } from './message-ids';
 import { MessagesException } from './messages.exception';
@@ -537,11 +538,12 @@ export class AcceptService {
   }
 
   /**
-   * Checks the sizes, then one transaction with one INSERT per table (each column one array
-   * parameter, expanded by PostgreSQL): the idempotency key with the reply (first, so that a
-   * concurrent duplicate waits for it), the send and its attachments, the messages, their
+   * Checks the sizes, then one statement of one INSERT per table (each column one array
+   * parameter, expanded by PostgreSQL): the send and its attachments, the messages, their
    * tracked links, and the outbox rows (reception events first, then the delivery jobs, due at
-   * the first attempt). Nothing is composed for storage: reads compose from the send.
+   * the first attempt). Under an idempotency key it runs in a transaction after the key and its
+   * reply (first, so that a concurrent duplicate waits for it). Nothing is composed for
+   * storage: reads compose from the send.
    */
   private async store(
     request: SendContext,
@@ -664,13 +666,22 @@ export class AcceptService {
         options.firstAttemptAt ?? undefined,
       ),
     );
-    await this.dataSource.transaction(async (manager) => {
-      await this.acceptedRequests.record(manager, request, reply);
-      await this.sends.insert(send, attachments, sendLinks, manager);
-      await this.messages.insertMessages(messages, manager);
-      await this.tracking.insertLinks(messageLinks, manager);
-      await enqueueOutbox(manager, [...receptions, ...jobs]);
-    });
+    const rows = combinedInsertStatement([
+      ...this.sends.insertStatements(send, attachments, sendLinks),
+      this.messages.insertMessagesStatement(messages),
+      ...this.tracking.insertLinksStatements(messageLinks),
+      enqueueOutboxStatement(this.dataSource.manager, [...receptions, ...jobs]),
+    ]);
+    if (!rows) return;
+    if (request.idempotency === undefined) {
+      // One statement is atomic on its own: no BEGIN and COMMIT round trips.
+      await this.dataSource.query(rows.sql, rows.parameters);
+    } else {
+      await this.dataSource.transaction(async (manager) => {
+        await this.acceptedRequests.record(manager, request, reply);
+        await manager.query(rows.sql, rows.parameters);
+      });
+    }
     this.outbox.notify();
     this.logger.log(
       `accepted ${messages.length} ${sources.kind}(s) from ${sender.domain}: ${messages[0]?.id ?? ''}${

@@ -1,4 +1,9 @@
-import { type Columns, insertRowsStatement, textArrayLiteral } from './insert-rows';
+import {
+  type Columns,
+  combinedInsertStatement,
+  insertRowsStatement,
+  textArrayLiteral,
+} from './insert-rows';
 
 interface Row {
   id: string;
@@ -81,5 +86,43 @@ describe('insertRowsStatement', () => {
 
     expect(sql).toContain('unnest($1::uuid[], $2::text[], ARRAY[]::bytea[], $3::jsonb[]');
     expect(parameters).toEqual([[], [], [], []]);
+  });
+});
+
+describe('combinedInsertStatement', () => {
+  it('is nothing without statements and the statement itself alone', () => {
+    expect(combinedInsertStatement([])).toBeUndefined();
+    const only = {
+      sql: 'INSERT INTO t (a) SELECT a FROM unnest($1::text[]) AS r(a)',
+      parameters: [['x']],
+    };
+    expect(combinedInsertStatement([only])).toEqual(only);
+  });
+
+  it('runs the earlier INSERTs as CTEs before the last, their parameters renumbered in order', () => {
+    const combined = combinedInsertStatement([
+      { sql: 'INSERT INTO a (x, y) SELECT $1, $2', parameters: [1, 2] },
+      { sql: 'INSERT INTO b (x) SELECT $1', parameters: [3] },
+      { sql: 'INSERT INTO c (x, y) SELECT $2, $1', parameters: [4, 5] },
+    ]);
+    expect(combined).toEqual({
+      sql:
+        'WITH s0 AS (INSERT INTO a (x, y) SELECT $1, $2), s1 AS (INSERT INTO b (x) SELECT $3) ' +
+        'INSERT INTO c (x, y) SELECT $5, $4',
+      parameters: [1, 2, 3, 4, 5],
+    });
+  });
+
+  it('keeps two-digit parameters whole', () => {
+    const many = Array.from({ length: 12 }, (_, index) => index);
+    const sql = `INSERT INTO t SELECT ${many.map((index) => `$${index + 1}`).join(', ')}`;
+    const combined = combinedInsertStatement([
+      { sql, parameters: many },
+      { sql, parameters: many },
+    ]);
+    expect(combined?.sql).toContain(
+      'INSERT INTO t SELECT $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24',
+    );
+    expect(combined?.parameters).toHaveLength(24);
   });
 });

@@ -114,6 +114,27 @@ export function insertRowsStatement<Row>(
   return { sql, parameters };
 }
 
+/**
+ * The INSERTs as one statement (`WITH s0 AS (…), s1 AS (…) …last`), their parameters renumbered
+ * after one another: one round trip, atomic without a transaction of its own. Each statement must
+ * be an INSERT whose only `$n` are its parameters (as the builders here write them). Foreign keys
+ * between the tables are checked at the end of the statement, so the order is free.
+ */
+export function combinedInsertStatement(
+  statements: readonly InsertStatement[],
+): InsertStatement | undefined {
+  const parameters: unknown[] = [];
+  const renumbered = statements.map((statement) => {
+    const offset = parameters.length;
+    parameters.push(...statement.parameters);
+    return statement.sql.replace(/\$(\d+)/g, (_, index: string) => `$${Number(index) + offset}`);
+  });
+  const last = renumbered.pop();
+  if (last === undefined) return undefined;
+  const ctes = renumbered.map((sql, index) => `s${index} AS (${sql})`);
+  return { sql: ctes.length === 0 ? last : `WITH ${ctes.join(', ')} ${last}`, parameters };
+}
+
 /** Inserts the rows into `table` with one unnest statement (nothing when there are none). */
 export async function insertRows<Row>(
   manager: EntityManager,

@@ -6,7 +6,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager, In, type SelectQueryBuilder } from 'typeorm';
 
 import { MESSAGES_SCHEMA } from '../database/data-source-options';
-import { type Columns, insertRows } from './insert-rows';
+import { type Columns, insertRows, insertRowsStatement, type InsertStatement } from './insert-rows';
 import { MessageEntity } from './message.entity';
 import { MessageContentEntity } from './message-content.entity';
 
@@ -123,6 +123,11 @@ export class MessagesRepository {
     manager: EntityManager = this.dataSource.manager,
   ): Promise<void> {
     return insertRows(manager, `${MESSAGES_SCHEMA}.messages`, MESSAGE_COLUMNS, rows);
+  }
+
+  /** The INSERT of {@link insertMessages}, to run as part of a statement of the caller's. */
+  insertMessagesStatement(rows: readonly MessageRow[]): InsertStatement {
+    return insertRowsStatement(`${MESSAGES_SCHEMA}.messages`, MESSAGE_COLUMNS, rows);
   }
 
   /** One INSERT of every content row. */

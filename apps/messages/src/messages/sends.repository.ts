@@ -4,7 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 
 import { MESSAGES_SCHEMA } from '../database/data-source-options';
-import { type Columns, insertRows } from './insert-rows';
+import { type Columns, insertRowsStatement, type InsertStatement } from './insert-rows';
 import { SendEntity } from './send.entity';
 import { SendAttachmentEntity } from './send-attachment.entity';
 import type { SendSources } from './stored-composition';
@@ -110,14 +110,32 @@ export class SendsRepository {
     links: readonly SendLinkRow[],
     manager: EntityManager,
   ): Promise<void> {
-    await insertRows(manager, `${MESSAGES_SCHEMA}.sends`, SEND_COLUMNS, [send]);
-    await insertRows(
-      manager,
-      `${MESSAGES_SCHEMA}.send_attachments`,
-      ATTACHMENT_COLUMNS,
-      attachments,
-    );
-    await insertRows(manager, `${MESSAGES_SCHEMA}.send_links`, LINK_COLUMNS, links);
+    for (const { sql, parameters } of this.insertStatements(send, attachments, links)) {
+      await manager.query(sql, parameters);
+    }
+  }
+
+  /** The INSERTs of {@link insert}, one per table that has rows, to run as the caller decides. */
+  insertStatements(
+    send: SendRow,
+    attachments: readonly SendAttachmentRow[],
+    links: readonly SendLinkRow[],
+  ): InsertStatement[] {
+    return [
+      insertRowsStatement(`${MESSAGES_SCHEMA}.sends`, SEND_COLUMNS, [send]),
+      ...(attachments.length === 0
+        ? []
+        : [
+            insertRowsStatement(
+              `${MESSAGES_SCHEMA}.send_attachments`,
+              ATTACHMENT_COLUMNS,
+              attachments,
+            ),
+          ]),
+      ...(links.length === 0
+        ? []
+        : [insertRowsStatement(`${MESSAGES_SCHEMA}.send_links`, LINK_COLUMNS, links)]),
+    ];
   }
 
   /** What the send's messages are composed from; undefined when it is gone or purged. */

@@ -3,7 +3,12 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 
 import { MESSAGES_SCHEMA } from '../database/data-source-options';
-import { type Columns, insertRows } from '../messages/insert-rows';
+import {
+  type Columns,
+  insertRows,
+  insertRowsStatement,
+  type InsertStatement,
+} from '../messages/insert-rows';
 
 /** A link of a message tracked for clicks (messages.tracked_links). */
 export interface TrackedLinkRow {
@@ -43,6 +48,13 @@ export class TrackingRepository {
     manager: EntityManager = this.dataSource.manager,
   ): Promise<void> {
     await insertRows(manager, `${MESSAGES_SCHEMA}.tracked_links`, TRACKED_LINK_COLUMNS, rows);
+  }
+
+  /** The INSERT of {@link insertLinks}, or none without rows. */
+  insertLinksStatements(rows: readonly TrackedLinkRow[]): InsertStatement[] {
+    return rows.length === 0
+      ? []
+      : [insertRowsStatement(`${MESSAGES_SCHEMA}.tracked_links`, TRACKED_LINK_COLUMNS, rows)];
   }
 
   /**

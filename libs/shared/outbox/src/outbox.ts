@@ -54,8 +54,19 @@ export async function enqueueOutbox(
   entries: readonly OutboxEntry[],
 ): Promise<void> {
   if (entries.length === 0) return;
-  const { sql, parameters } = outboxInsertStatement(outboxTable(manager), entries);
+  const { sql, parameters } = enqueueOutboxStatement(manager, entries);
   await manager.query(sql, parameters);
+}
+
+/**
+ * The INSERT {@link enqueueOutbox} runs, for a caller that runs it as part of a statement of its
+ * own (a data-modifying CTE): the rows are then published if and only if that statement commits.
+ */
+export function enqueueOutboxStatement(
+  manager: EntityManager,
+  entries: readonly OutboxEntry[],
+): { sql: string; parameters: unknown[] } {
+  return outboxInsertStatement(outboxTable(manager), entries);
 }
 
 /**
