@@ -9,7 +9,7 @@ import { runInTraceContext } from '@envoi/shared-observability';
 import { enqueueOutbox, outboxBatchEntry, OutboxRelayService } from '@envoi/shared-outbox';
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 
 import { SuppressionsConfig } from '../suppressions.config';
 import {
@@ -25,6 +25,12 @@ import { toCreatedEventData } from './suppression.mapper';
 import { SuppressionsRepository } from './suppressions.repository';
 
 export type { AutomaticOutcome } from './automatic-batch';
+
+/** A suppression a batch inserted, with the position of the event that asked for it. */
+interface CreatedSuppression {
+  suppression: SuppressionEntity;
+  itemIndex: number;
+}
 
 /**
  * Automatic suppressions from delivery events (see toSuppressionDecision for which), once per
@@ -56,34 +62,43 @@ export class AutomaticSuppressionsService {
     items.forEach((item) => this.warnIfUnusable(item));
     const claims = inboxClaims(decisions);
     if (claims.length === 0) return decisions.map(() => 'ignored');
-    const { claimed, created } = await this.dataSource.transaction(async (manager) => {
-      const newEvents = await this.processedEvents.claim(claims, manager);
-      const wanted = wantedSuppressions(decisions, newEvents);
-      const now = new Date();
-      const inserted = await this.suppressions.insertAutomatic(
-        wanted.map(({ suppression }) => suppression),
-        now,
-        new Date(now.getTime() + this.config.SUPPRESSION_AUTOMATIC_TTL_MS),
-        manager,
-      );
-      const created = wanted.flatMap(({ itemIndex }, index) => {
-        const suppression = inserted[index];
-        return suppression ? [{ suppression, itemIndex }] : [];
-      });
-      if (created.length > 0) {
-        const events = created.map(({ suppression }) => createdEvent(suppression));
-        await enqueueOutbox(manager, [
-          outboxBatchEntry(SuppressionsStreamSubjects.created, randomUUID(), events),
-        ]);
-      }
-      return { claimed: newEvents, created };
-    });
+    const { claimed, created } = await this.dataSource.transaction((manager) =>
+      this.suppressIn(manager, decisions, claims),
+    );
     if (created.length > 0) this.outbox.notify();
     for (const { suppression, itemIndex } of created) {
       const item = items[itemIndex];
       if (item) this.logCreated(item, suppression);
     }
     return batchOutcomes(decisions, claimed, new Set(created.map(({ itemIndex }) => itemIndex)));
+  }
+
+  /** The batch's statements, in the caller's transaction (see handle). */
+  private async suppressIn(
+    manager: EntityManager,
+    decisions: readonly SuppressionDecision[],
+    claims: readonly string[],
+  ): Promise<{ claimed: Set<string>; created: CreatedSuppression[] }> {
+    const claimed = await this.processedEvents.claim(claims, manager);
+    const wanted = wantedSuppressions(decisions, claimed);
+    const now = new Date();
+    const inserted = await this.suppressions.insertAutomatic(
+      wanted.map(({ suppression }) => suppression),
+      now,
+      new Date(now.getTime() + this.config.SUPPRESSION_AUTOMATIC_TTL_MS),
+      manager,
+    );
+    const created = wanted.flatMap(({ itemIndex }, index) => {
+      const suppression = inserted[index];
+      return suppression ? [{ suppression, itemIndex }] : [];
+    });
+    if (created.length > 0) {
+      const events = created.map(({ suppression }) => createdEvent(suppression));
+      await enqueueOutbox(manager, [
+        outboxBatchEntry(SuppressionsStreamSubjects.created, randomUUID(), events),
+      ]);
+    }
+    return { claimed, created };
   }
 
   private warnIfUnusable({ event, delivery }: StreamItem<SuppressionDecision>): void {
@@ -98,7 +113,7 @@ export class AutomaticSuppressionsService {
   private logCreated(
     { delivery }: StreamItem<SuppressionDecision>,
     suppression: SuppressionEntity,
-  ) {
+  ): void {
     runInTraceContext(delivery.trace, () =>
       this.logger.log(
         `suppressed ${suppression.email} for ${suppression.domain} (account ${suppression.accountId}): ${suppression.reason}`,
