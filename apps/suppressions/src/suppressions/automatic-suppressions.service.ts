@@ -1,73 +1,132 @@
-import { CodedError } from '@envoi/contracts-core';
-import { SuppressionsErrorCode } from '@envoi/contracts-suppressions';
-import { UnprocessableMessageError } from '@envoi/shared-nats';
+import { randomUUID } from 'node:crypto';
+
+import {
+  type SuppressionCreatedEvent,
+  SuppressionsStreamSubjects,
+} from '@envoi/contracts-suppressions';
+import type { StreamItem } from '@envoi/shared-nats';
+import { runInTraceContext } from '@envoi/shared-observability';
+import { enqueueOutbox, outboxBatchEntry, OutboxRelayService } from '@envoi/shared-outbox';
 import { Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 
-import type { AutomaticSuppression, SuppressionDecision } from './delivery-outcome';
+import { SuppressionsConfig } from '../suppressions.config';
+import {
+  type AutomaticOutcome,
+  batchOutcomes,
+  inboxClaims,
+  wantedSuppressions,
+} from './automatic-batch';
+import type { SuppressionDecision } from './delivery-outcome';
 import { ProcessedEventsRepository } from './processed-events.repository';
-import { SuppressionsService } from './suppressions.service';
+import type { SuppressionEntity } from './suppression.entity';
+import { toCreatedEventData } from './suppression.mapper';
+import { SuppressionsRepository } from './suppressions.repository';
 
-/** What handling a delivery event did. */
-export type AutomaticOutcome = 'ignored' | 'duplicate' | 'suppressed' | 'already_suppressed';
+export type { AutomaticOutcome } from './automatic-batch';
+
+/** A suppression a batch inserted, with the position of the event that asked for it. */
+interface CreatedSuppression {
+  suppression: SuppressionEntity;
+  itemIndex: number;
+}
 
 /**
  * Automatic suppressions from delivery events (see toSuppressionDecision for which), once per
  * event: an event already handled changes nothing, and an address an unexpired suppression
- * already covers neither gets a second suppression nor emits `suppression.created`
- * (createAutomatic). The event is marked handled after its suppressions are committed; should
- * the process die in between, the redelivery finds them and changes nothing either.
+ * already covers neither gets a second suppression nor emits `suppression.created`. The events
+ * that ask for nothing (most deliveries and deferrals) touch no table.
  */
 @Injectable()
 export class AutomaticSuppressionsService {
   private readonly logger = new Logger(AutomaticSuppressionsService.name);
 
   constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly config: SuppressionsConfig,
+    private readonly outbox: OutboxRelayService,
     private readonly processedEvents: ProcessedEventsRepository,
-    private readonly suppressions: SuppressionsService,
+    private readonly suppressions: SuppressionsRepository,
   ) {}
 
-  /** `suppressed` when the event added at least one suppression. */
-  async handle(decision: SuppressionDecision): Promise<AutomaticOutcome> {
-    const { eventId, suppressions, unusable } = decision;
-    if (unusable.length > 0) {
-      this.logger.warn(
-        `event ${eventId}: not email addresses, not suppressed: ${unusable.join(', ')}`,
-      );
+  /**
+   * Handles the events of a batch with the result of handling them one by one in their order, in
+   * one transaction of four statements at most: claims the events that ask for a suppression in
+   * the inbox, deletes the expired rows with their keys, inserts the suppressions not covered yet
+   * and their `suppression.created` events (one outbox row). Answers each event's outcome, in
+   * order. Fails as a whole (nothing written).
+   */
+  async handle(items: ReadonlyArray<StreamItem<SuppressionDecision>>): Promise<AutomaticOutcome[]> {
+    const decisions = items.map(({ event }) => event);
+    items.forEach((item) => this.warnIfUnusable(item));
+    const claims = inboxClaims(decisions);
+    if (claims.length === 0) return decisions.map(() => 'ignored');
+    const { claimed, created } = await this.dataSource.transaction((manager) =>
+      this.suppressIn(manager, decisions, claims),
+    );
+    if (created.length > 0) this.outbox.notify();
+    for (const { suppression, itemIndex } of created) {
+      const item = items[itemIndex];
+      if (item) this.logCreated(item, suppression);
     }
-    if (suppressions.length === 0) return 'ignored';
-    if (await this.processedEvents.seen(eventId)) return 'duplicate';
-    let anyCreated = false;
-    for (const suppression of suppressions) {
-      if (await this.suppress(eventId, suppression)) anyCreated = true;
-    }
-    await this.processedEvents.record(eventId);
-    return anyCreated ? 'suppressed' : 'already_suppressed';
+    return batchOutcomes(decisions, claimed, new Set(created.map(({ itemIndex }) => itemIndex)));
   }
 
-  private async suppress(eventId: string, suppression: AutomaticSuppression): Promise<boolean> {
-    let created: boolean;
-    try {
-      ({ created } = await this.suppressions.createAutomatic({
-        account_id: suppression.accountId,
-        email: suppression.email,
-        domain: suppression.domain,
-        reason: suppression.reason,
-      }));
-    } catch (error) {
-      if (
-        error instanceof CodedError &&
-        (error.hasCode(SuppressionsErrorCode.InvalidEmail) ||
-          error.hasCode(SuppressionsErrorCode.InvalidDomain))
-      ) {
-        throw new UnprocessableMessageError(`event ${eventId}: ${error.message}`);
-      }
-      throw error;
+  /** The batch's statements, in the caller's transaction (see handle). */
+  private async suppressIn(
+    manager: EntityManager,
+    decisions: readonly SuppressionDecision[],
+    claims: readonly string[],
+  ): Promise<{ claimed: Set<string>; created: CreatedSuppression[] }> {
+    const claimed = await this.processedEvents.claim(claims, manager);
+    const wanted = wantedSuppressions(decisions, claimed);
+    const now = new Date();
+    const inserted = await this.suppressions.insertAutomatic(
+      wanted.map(({ suppression }) => suppression),
+      now,
+      new Date(now.getTime() + this.config.SUPPRESSION_AUTOMATIC_TTL_MS),
+      manager,
+    );
+    const created = wanted.flatMap(({ itemIndex }, index) => {
+      const suppression = inserted[index];
+      return suppression ? [{ suppression, itemIndex }] : [];
+    });
+    if (created.length > 0) {
+      const events = created.map(({ suppression }) => createdEvent(suppression));
+      await enqueueOutbox(manager, [
+        outboxBatchEntry(SuppressionsStreamSubjects.created, randomUUID(), events),
+      ]);
     }
-    if (created) {
+    return { claimed, created };
+  }
+
+  private warnIfUnusable({ event, delivery }: StreamItem<SuppressionDecision>): void {
+    if (event.unusable.length === 0) return;
+    runInTraceContext(delivery.trace, () =>
+      this.logger.warn(
+        `event ${event.eventId}: not email addresses, not suppressed: ${event.unusable.join(', ')}`,
+      ),
+    );
+  }
+
+  private logCreated(
+    { delivery }: StreamItem<SuppressionDecision>,
+    suppression: SuppressionEntity,
+  ): void {
+    runInTraceContext(delivery.trace, () =>
       this.logger.log(
         `suppressed ${suppression.email} for ${suppression.domain} (account ${suppression.accountId}): ${suppression.reason}`,
-      );
-    }
-    return created;
+      ),
+    );
   }
+}
+
+function createdEvent(suppression: SuppressionEntity): SuppressionCreatedEvent {
+  return {
+    id: randomUUID(),
+    type: 'suppression.created',
+    timestamp: suppression.createdAt.toISOString(),
+    data: toCreatedEventData(suppression),
+  };
 }

@@ -1,6 +1,6 @@
 import type { StreamSubject } from '@envoi/contracts-core';
 import { DeliveryStreamSubjects } from '@envoi/contracts-delivery';
-import { StreamConsumer } from '@envoi/shared-nats';
+import { StreamBatchConsumer, type StreamItem } from '@envoi/shared-nats';
 import { Injectable } from '@nestjs/common';
 
 import { AutomaticSuppressionsService } from './automatic-suppressions.service';
@@ -21,16 +21,18 @@ export const SUPPRESSING_EVENT_DURABLES: ReadonlyArray<[string, StreamSubject<un
 /**
  * Handles the delivery events of the EVENTS stream that can carry a recipient's bounce or
  * failure: hard bounces and permanent failures suppress that recipient for the sending domain.
+ * The events that arrived together (up to EVENTS_BATCH) are handled in one transaction; should a
+ * batch fail, each event comes back on its own (a malformed one becomes a dead letter alone).
  */
 @Injectable()
 export class DeliveryEventsController {
   constructor(private readonly automatic: AutomaticSuppressionsService) {}
 
-  @StreamConsumer({
+  @StreamBatchConsumer({
     durables: Object.fromEntries(SUPPRESSING_EVENT_DURABLES),
     decode: toSuppressionDecision,
   })
-  async handle(decision: SuppressionDecision): Promise<void> {
-    await this.automatic.handle(decision);
+  async handle(items: ReadonlyArray<StreamItem<SuppressionDecision>>): Promise<void> {
+    await this.automatic.handle(items);
   }
 }

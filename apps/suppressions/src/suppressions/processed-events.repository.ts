@@ -1,7 +1,7 @@
 import { Inbox } from '@envoi/shared-outbox';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 
 import { SUPPRESSIONS_SCHEMA } from '../database/data-source-options';
 
@@ -13,12 +13,15 @@ const SUPPRESSIONS_INBOX = new Inbox(SUPPRESSIONS_SCHEMA);
 export class ProcessedEventsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  seen(eventId: string): Promise<boolean> {
-    return SUPPRESSIONS_INBOX.seen(this.dataSource, eventId);
-  }
-
-  async record(eventId: string): Promise<void> {
-    await SUPPRESSIONS_INBOX.claim(this.dataSource, [{ eventId }]);
+  /**
+   * Claims the events in one statement, in the caller's transaction; answers the ids not claimed
+   * before. A claim another transaction holds waits for it to end.
+   */
+  claim(eventIds: readonly string[], manager: EntityManager): Promise<Set<string>> {
+    return SUPPRESSIONS_INBOX.claim(
+      manager,
+      eventIds.map((eventId) => ({ eventId })),
+    );
   }
 
   /** Deletes up to `limit` records older than `olderThanMs`; returns how many. */

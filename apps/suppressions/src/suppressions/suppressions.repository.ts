@@ -23,6 +23,41 @@ const DELETE_EXPIRED_SAME_KEY_SQL = `
   DELETE FROM suppressions.suppressions
   WHERE account_id = $1 AND email = $2 AND domain IS NOT DISTINCT FROM $3 AND expires_at <= now()`;
 
+/** The expired rows with the keys of new automatic suppressions (they make way for them). */
+const DELETE_EXPIRED_KEYS_SQL = `
+  DELETE FROM suppressions.suppressions AS s
+  USING unnest($1::uuid[], $2::varchar[], $3::varchar[]) AS k(account_id, email, domain)
+  WHERE s.account_id = k.account_id AND s.email = k.email AND s.domain = k.domain
+    AND s.expires_at <= now()`;
+
+/**
+ * Inserts, in the given order, the automatic suppressions no unexpired suppression covers yet
+ * (the domain's own or an account-wide one); one inserted at the same time by another
+ * transaction is skipped (ON CONFLICT). Answers the ids inserted.
+ */
+const INSERT_AUTOMATIC_SQL = `
+  INSERT INTO suppressions.suppressions
+    (id, account_id, email, domain, reason, created_at, expires_at, source)
+  SELECT n.id, n.account_id, n.email, n.domain, n.reason, $6, $7, 'automatic'
+  FROM unnest($1::uuid[], $2::uuid[], $3::varchar[], $4::varchar[], $5::varchar[])
+    WITH ORDINALITY AS n(id, account_id, email, domain, reason, position)
+  WHERE NOT EXISTS (
+    SELECT 1 FROM suppressions.suppressions AS s
+    WHERE s.account_id = n.account_id AND s.email = n.email
+      AND (s.domain IS NULL OR s.domain = n.domain) AND s.expires_at > now()
+  )
+  ORDER BY n.position
+  ON CONFLICT DO NOTHING
+  RETURNING id`;
+
+/** An automatic suppression to insert: always for one sending domain. */
+export interface NewAutomaticSuppression {
+  accountId: string;
+  email: string;
+  domain: string;
+  reason: string;
+}
+
 /**
  * The unexpired suppression covering each address for the sender domain: its own domain's when
  * there is one, else the account-wide one (newest first within each).
@@ -131,6 +166,44 @@ export class SuppressionsRepository {
     ]);
     await manager.insert(SuppressionEntity, suppression);
     return suppression;
+  }
+
+  /**
+   * Inserts the automatic suppressions that no unexpired suppression covers, in two statements
+   * whatever their number, all created at `createdAt` and expiring at `expiresAt`. Answers, for
+   * each in order, the row inserted or null (already covered).
+   */
+  async insertAutomatic(
+    suppressions: readonly NewAutomaticSuppression[],
+    createdAt: Date,
+    expiresAt: Date,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<Array<SuppressionEntity | null>> {
+    if (suppressions.length === 0) return [];
+    const rows = suppressions.map((fields) =>
+      manager.create(SuppressionEntity, {
+        id: randomUUID(),
+        ...fields,
+        createdAt,
+        expiresAt,
+        source: 'automatic',
+      }),
+    );
+    const keys = [
+      rows.map((row) => row.accountId),
+      rows.map((row) => row.email),
+      rows.map((row) => row.domain),
+    ];
+    await manager.query(DELETE_EXPIRED_KEYS_SQL, keys);
+    const inserted = await manager.query<Array<{ id: string }>>(INSERT_AUTOMATIC_SQL, [
+      rows.map((row) => row.id),
+      ...keys,
+      rows.map((row) => row.reason),
+      createdAt,
+      expiresAt,
+    ]);
+    const insertedIds = new Set(inserted.map(({ id }) => id));
+    return rows.map((row) => (insertedIds.has(row.id) ? row : null));
   }
 
   /** The reason of the unexpired suppression covering each address for the sender domain. */

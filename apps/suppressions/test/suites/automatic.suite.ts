@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 
-import { EVENTS_STREAM } from '@envoi/contracts-core';
+import { EVENTS_STREAM, type StreamSubject } from '@envoi/contracts-core';
 import {
   type BounceClassification,
   DeliveryStreamSubjects,
   type MessageBouncedEvent,
+  type MessageDeliveredEvent,
   type MessageFailedEvent,
 } from '@envoi/contracts-delivery';
 import type { MessageStatus } from '@envoi/contracts-messages';
@@ -19,7 +20,9 @@ import { SUPPRESSING_EVENT_DURABLES } from '../../src/suppressions/delivery-even
 import { ExpiredPurgeService } from '../../src/suppressions/expired-purge.service';
 import {
   createSuppression,
+  expire,
   newAccountId,
+  storedRows,
   streamMessages,
   type SuppressionsTestApp,
   uniqueDomain,
@@ -27,6 +30,7 @@ import {
 } from '../suppressions-test-app';
 
 type SuppressingEvent = MessageBouncedEvent | MessageFailedEvent;
+type OutcomeEvent = SuppressingEvent | MessageDeliveredEvent;
 
 interface Delivery {
   accountId: string;
@@ -96,18 +100,14 @@ export function automaticSuite(getApp: () => SuppressionsTestApp): void {
       app = getApp();
     });
 
-    /**
-     * Publishes onto the EVENTS stream as the delivery service's relay does (`Nats-Msg-Id` = event
-     * id unless told otherwise) and waits until this service's consumer has acknowledged it.
-     */
-    async function publish(event: SuppressingEvent, msgId: string = event.id): Promise<void> {
-      const subject =
-        event.type === 'message.bounced'
-          ? DeliveryStreamSubjects.bounced
-          : DeliveryStreamSubjects.failed;
-      const ack = await app.connection
-        .jetstream()
-        .publish(subject.name, Buffer.from(JSON.stringify(event)), { msgID: msgId });
+    function subjectOf(event: OutcomeEvent): StreamSubject<unknown> {
+      if (event.type === 'message.bounced') return DeliveryStreamSubjects.bounced;
+      if (event.type === 'message.failed') return DeliveryStreamSubjects.failed;
+      return DeliveryStreamSubjects.delivered;
+    }
+
+    /** Waits until this service's consumer of the subject has acknowledged up to `seq`. */
+    async function acknowledged(subject: StreamSubject<unknown>, seq: number): Promise<void> {
       const durable = SUPPRESSING_EVENT_DURABLES.find(
         ([, candidate]) => candidate === subject,
       )?.[0];
@@ -115,9 +115,37 @@ export function automaticSuite(getApp: () => SuppressionsTestApp): void {
       const jsm = await app.connection.jetstreamManager();
       await pollUntil(
         () => jsm.consumers.info(EVENTS_STREAM, durable),
-        (info) => info.ack_floor.stream_seq >= ack.seq && info.num_ack_pending === 0,
-        { what: `${durable} to acknowledge #${ack.seq}` },
+        (info) => info.ack_floor.stream_seq >= seq && info.num_ack_pending === 0,
+        { what: `${durable} to acknowledge #${seq}` },
       );
+    }
+
+    /**
+     * Publishes onto the EVENTS stream as the delivery service's relay does (`Nats-Msg-Id` = event
+     * id unless told otherwise), all at once, and waits until this service's consumers have
+     * acknowledged them.
+     */
+    async function publishTogether(
+      messages: ReadonlyArray<{ event: OutcomeEvent; msgId?: string }>,
+    ): Promise<void> {
+      const js = app.connection.jetstream();
+      const acks = await Promise.all(
+        messages.map(({ event, msgId }) =>
+          js.publish(subjectOf(event).name, Buffer.from(JSON.stringify(event)), {
+            msgID: msgId ?? event.id,
+          }),
+        ),
+      );
+      const lastSeq = new Map<StreamSubject<unknown>, number>();
+      messages.forEach(({ event }, index) => {
+        const subject = subjectOf(event);
+        lastSeq.set(subject, Math.max(lastSeq.get(subject) ?? 0, acks[index]?.seq ?? 0));
+      });
+      for (const [subject, seq] of lastSeq) await acknowledged(subject, seq);
+    }
+
+    async function publish(event: OutcomeEvent, msgId: string = event.id): Promise<void> {
+      await publishTogether([{ event, msgId }]);
     }
 
     function list(accountId: string) {
@@ -266,6 +294,68 @@ export function automaticSuite(getApp: () => SuppressionsTestApp): void {
       await expect(list(delivery.accountId)).resolves.toMatchObject({
         data: [{ email: delivery.recipient }],
       });
+    });
+
+    it('handles events arriving together as one by one: each address once, a malformed one a dead letter alone', async () => {
+      const accountId = newAccountId();
+      const twice = { ...newDelivery(), accountId };
+      const other = { ...twice, recipient: uniqueEmail() };
+      const conversation = { ...twice, recipient: uniqueEmail() };
+      const first = outcome(twice, 'message.bounced', 'Bounced', { bounce: 'hard' });
+      const again = outcome(twice, 'message.bounced', 'Bounced', { bounce: 'hard' });
+      const malformed = outcome(other, 'message.bounced', 'Bounced', { bounce: 'hard' });
+      const delivered: MessageDeliveredEvent = {
+        ...outcome(conversation, 'message.bounced', 'Bounced', { bounce: 'hard' }),
+        type: 'message.delivered',
+      };
+      delivered.data = { ...delivered.data, event: 'on_delivered', status: 'Delivered' };
+
+      await publishTogether([
+        { event: first },
+        { event: first, msgId: randomUUID() },
+        { event: { ...malformed, data: { ...malformed.data, account_id: 'not an account' } } },
+        { event: again },
+        { event: outcome(other, 'message.bounced', 'Bounced', { bounce: 'hard' }) },
+        { event: delivered },
+      ]);
+
+      const page = await list(accountId);
+      expect(page.data.map(({ email, reason }) => [email, reason]).sort()).toEqual(
+        [
+          [twice.recipient, 'Hard bounce (mx.example.test): 550 5.1.1 no such user'],
+          [other.recipient, 'Hard bounce (mx.example.test): 550 5.1.1 no such user'],
+          [conversation.recipient, 'Hard bounce (mx.example.test): 550 5.1.1 no such user'],
+        ].sort(),
+      );
+      const events = await createdEvents(accountId);
+      expect(events.map((event) => event.data.recipient).sort()).toEqual(
+        [twice.recipient, other.recipient, conversation.recipient].sort(),
+      );
+      await expect(
+        app.dataSource.query(
+          `SELECT durable FROM suppressions.dead_letters
+            WHERE position(convert_to($1, 'UTF8') in payload) > 0`,
+          [malformed.id],
+        ),
+      ).resolves.toEqual([{ durable: 'suppressions-message-bounced' }]);
+    });
+
+    it('replaces an expired suppression of the address and domain', async () => {
+      const delivery = newDelivery();
+      const old = await createSuppression(app, delivery.accountId, {
+        email: delivery.recipient,
+        domain: delivery.domain,
+        reason: 'old',
+      });
+      await expire(app, old);
+
+      await publish(outcome(delivery, 'message.bounced', 'Bounced', { bounce: 'hard' }));
+
+      const page = await list(delivery.accountId);
+      expect(page.data.map(({ id, reason }) => [id === old.id, reason])).toEqual([
+        [false, 'Hard bounce (mx.example.test): 550 5.1.1 no such user'],
+      ]);
+      await expect(storedRows(app, delivery.accountId)).resolves.toBe(1);
     });
 
     it('forgets handled events once the stream can no longer deliver them, in bounded batches', async () => {
