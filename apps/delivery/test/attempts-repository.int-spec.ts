@@ -81,6 +81,28 @@ describe('AttemptsRepository against PostgreSQL', () => {
     await expect(attempts.find(messageId, 2)).resolves.toBeNull();
   });
 
+  it('claims many attempts in one statement, none held elsewhere or given twice', async () => {
+    const leaseUntil = new Date(Date.now() + MINUTE_MS);
+    const [free, held] = [randomUUID(), randomUUID()];
+    await claimOf(held, 1, leaseUntil);
+    const key = (messageId: string) => ({
+      messageId,
+      accountId: ACCOUNT_ID,
+      attempt: 1,
+      startedAt: new Date(),
+    });
+
+    const claims = await attempts.claimEach([key(free), key(held), key(free)], leaseUntil);
+
+    expect(claims.map((claim) => claim !== null)).toEqual([true, false, false]);
+    await expect(attempts.find(free, 1)).resolves.toMatchObject({
+      id: claims[0]?.id,
+      state: 'in_progress',
+      leaseUntil,
+    });
+    await expect(attempts.claimEach([], leaseUntil)).resolves.toEqual([]);
+  });
+
   it('records an outcome only under the claim token, once', async () => {
     const messageId = randomUUID();
     const claim = await claimOf(messageId, 1, new Date(Date.now() + MINUTE_MS));

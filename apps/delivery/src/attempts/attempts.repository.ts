@@ -127,16 +127,43 @@ export class AttemptsRepository {
     leaseUntil: Date,
     startedAt: Date,
   ): Promise<AttemptClaim | null> {
-    const id = randomUUID();
-    const token = randomUUID();
-    const rows = await this.dataSource.query<unknown[]>(
+    const [claim] = await this.claimEach(
+      [{ messageId, accountId, attempt, startedAt }],
+      leaseUntil,
+    );
+    return claim ?? null;
+  }
+
+  /**
+   * Claims many attempts in one statement, each until `leaseUntil`: each one's claim, in order,
+   * or null when another worker holds or did it (or it is given twice).
+   */
+  async claimEach(
+    keys: ReadonlyArray<{ messageId: string; accountId: string; attempt: number; startedAt: Date }>,
+    leaseUntil: Date,
+  ): Promise<Array<AttemptClaim | null>> {
+    if (keys.length === 0) return [];
+    const claims = keys.map(() => ({ id: randomUUID(), token: randomUUID() }));
+    const rows = await this.dataSource.query<Array<{ id: string }>>(
       `INSERT INTO delivery.attempts
          (id, message_id, account_id, attempt, state, claim_token, lease_until, started_at)
-       VALUES ($1, $2, $3, $4, 'in_progress', $5, $6, $7)
+       SELECT id, message_id, account_id, attempt, 'in_progress', token, $1, started_at
+         FROM unnest($2::uuid[], $3::uuid[], $4::uuid[], $5::integer[], $6::uuid[],
+                     $7::timestamptz[])
+              AS claimed(id, message_id, account_id, attempt, token, started_at)
        ON CONFLICT DO NOTHING RETURNING id`,
-      [id, messageId, accountId, attempt, token, leaseUntil, startedAt],
+      [
+        leaseUntil,
+        claims.map((claim) => claim.id),
+        keys.map((key) => key.messageId),
+        keys.map((key) => key.accountId),
+        keys.map((key) => key.attempt),
+        claims.map((claim) => claim.token),
+        keys.map((key) => key.startedAt),
+      ],
     );
-    return rows.length === 1 ? { id, token } : null;
+    const inserted = new Set(rows.map((row) => row.id));
+    return claims.map((claim) => (inserted.has(claim.id) ? claim : null));
   }
 
   /**
