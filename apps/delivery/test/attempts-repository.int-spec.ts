@@ -81,6 +81,28 @@ describe('AttemptsRepository against PostgreSQL', () => {
     await expect(attempts.find(messageId, 2)).resolves.toBeNull();
   });
 
+  it('claims many attempts in one statement, none held elsewhere or given twice', async () => {
+    const leaseUntil = new Date(Date.now() + MINUTE_MS);
+    const [free, held] = [randomUUID(), randomUUID()];
+    await claimOf(held, 1, leaseUntil);
+    const key = (messageId: string) => ({
+      messageId,
+      accountId: ACCOUNT_ID,
+      attempt: 1,
+      startedAt: new Date(),
+    });
+
+    const claims = await attempts.claimEach([key(free), key(held), key(free)], leaseUntil);
+
+    expect(claims.map((claim) => claim !== null)).toEqual([true, false, false]);
+    await expect(attempts.find(free, 1)).resolves.toMatchObject({
+      id: claims[0]?.id,
+      state: 'in_progress',
+      leaseUntil,
+    });
+    await expect(attempts.claimEach([], leaseUntil)).resolves.toEqual([]);
+  });
+
   it('records an outcome only under the claim token, once', async () => {
     const messageId = randomUUID();
     const claim = await claimOf(messageId, 1, new Date(Date.now() + MINUTE_MS));
@@ -168,6 +190,65 @@ describe('AttemptsRepository against PostgreSQL', () => {
     ).resolves.toBe(false);
     await expect(attempts.find(messageId, 1)).resolves.toMatchObject({ state: 'done' });
     await expect(attempts.find(messageId, 2)).resolves.toMatchObject({ state: 'in_progress' });
+  });
+
+  it('records many outcomes at once, each only under its own claim or where none exists', async () => {
+    const leaseUntil = new Date(Date.now() + MINUTE_MS);
+    const [heldMessage, lostMessage, newMessage, existingMessage] = [1, 2, 3, 4].map(() =>
+      randomUUID(),
+    );
+    const held = await claimOf(heldMessage, 1, leaseUntil);
+    const lost = await claimOf(lostMessage, 1, leaseUntil);
+    await claimOf(existingMessage, 1, leaseUntil);
+    const delivered = record(new Date(), [
+      { email: 'a@r.test', result: 'delivered' },
+      { email: 'b@r.test', result: 'delivered' },
+      { email: 'c@r.test', result: 'bounced' },
+    ]);
+    const unclaimed = (messageId: string) => ({
+      kind: 'unclaimed' as const,
+      messageId,
+      accountId: ACCOUNT_ID,
+      attempt: 1,
+      sandbox: true,
+      record: delivered,
+    });
+
+    const written = await attempts.recordEach([
+      { kind: 'claimed', claim: held, record: delivered },
+      { kind: 'claimed', claim: { id: lost.id, token: randomUUID() }, record: delivered },
+      unclaimed(newMessage),
+      unclaimed(existingMessage),
+    ]);
+
+    expect(written).toEqual([true, false, true, false]);
+    const rows = await dataSource?.query<
+      Array<{
+        message_id: string;
+        state: string;
+        claim_token: string | null;
+        delivered_to: string[];
+        bounced_to: string[];
+        remote_host: string;
+      }>
+    >(
+      `SELECT message_id, state, claim_token, delivered_to, bounced_to, remote_host
+         FROM delivery.attempts WHERE message_id = ANY($1::uuid[])`,
+      [[heldMessage, lostMessage, newMessage, existingMessage]],
+    );
+    const rowOf = (messageId: string) => rows?.find((row) => row.message_id === messageId);
+    for (const messageId of [heldMessage, newMessage]) {
+      expect(rowOf(messageId)).toMatchObject({
+        state: 'done',
+        claim_token: null,
+        delivered_to: ['a@r.test', 'b@r.test'],
+        bounced_to: ['c@r.test'],
+      });
+      expect(rowOf(messageId)?.remote_host).toHaveLength(255);
+    }
+    expect(rowOf(lostMessage)).toMatchObject({ state: 'in_progress', claim_token: lost.token });
+    expect(rowOf(existingMessage)).toMatchObject({ state: 'in_progress' });
+    await expect(attempts.recordEach([])).resolves.toEqual([]);
   });
 
   it('writes nothing when the transaction it runs in fails afterwards', async () => {

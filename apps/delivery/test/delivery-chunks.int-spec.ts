@@ -120,6 +120,36 @@ describe('delivery service: chunk jobs', () => {
     }
   }, 60_000);
 
+  it('records the outcomes of a chunk’s messages that end together in shared transactions', async () => {
+    const app = get();
+    const domain = recipientDomain(app);
+    const views = Array.from({ length: 12 }, () =>
+      registerMessage(app, sender, [`sb-${unique('u')}@${domain}`], {
+        sandbox: true,
+        sandbox_result: 'deliver',
+      }),
+    );
+
+    await publishChunkJob(app, views);
+
+    for (const view of views) await app.events.waitFor(view.id, 1);
+    await waitForEveryJobAcknowledged(app, 10_000);
+    // Rows written by one transaction carry its id (xmin).
+    const transactions = await app.db.query<{ count: string }>(
+      `SELECT count(DISTINCT xmin::text) AS count FROM delivery.attempts
+        WHERE message_id = ANY($1::uuid[]) AND state = 'done'`,
+      [views.map((view) => view.id)],
+    );
+    expect(Number(transactions.rows[0]?.count)).toBeGreaterThanOrEqual(1);
+    expect(Number(transactions.rows[0]?.count)).toBeLessThan(views.length / 2);
+    for (const view of views) {
+      expect(await attemptsOf(app, view.id)).toEqual([
+        expect.objectContaining({ attempt: 1, state: 'done', status: 'Sandbox Delivered' }),
+      ]);
+      expect(app.events.of(view.id)).toHaveLength(1);
+    }
+  }, 60_000);
+
   it('delivers at most DELIVERY_CONCURRENCY messages at once, however many chunk jobs', async () => {
     const app = get();
     await app.service.close();

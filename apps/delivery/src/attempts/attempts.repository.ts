@@ -19,6 +19,25 @@ export interface OutcomeRecord {
   entries: OutboxEntry[];
 }
 
+/** An outcome to record: of a claimed attempt (under its claim), or of an unclaimed one. */
+export type OutcomeWrite = ClaimedOutcome | UnclaimedOutcome;
+
+export interface ClaimedOutcome {
+  kind: 'claimed';
+  claim: AttemptClaim;
+  record: OutcomeRecord;
+}
+
+/** An attempt that was never claimed: it needed no network I/O, or no session opened. */
+export interface UnclaimedOutcome {
+  kind: 'unclaimed';
+  messageId: string;
+  accountId: string;
+  attempt: number;
+  sandbox: boolean;
+  record: OutcomeRecord;
+}
+
 /** The recipients earlier attempts settled: a retry sends to the others only. */
 export interface SettledRecipients {
   delivered: ReadonlySet<string>;
@@ -108,16 +127,43 @@ export class AttemptsRepository {
     leaseUntil: Date,
     startedAt: Date,
   ): Promise<AttemptClaim | null> {
-    const id = randomUUID();
-    const token = randomUUID();
-    const rows = await this.dataSource.query<unknown[]>(
+    const [claim] = await this.claimEach(
+      [{ messageId, accountId, attempt, startedAt }],
+      leaseUntil,
+    );
+    return claim ?? null;
+  }
+
+  /**
+   * Claims many attempts in one statement, each until `leaseUntil`: each one's claim, in order,
+   * or null when another worker holds or did it (or it is given twice).
+   */
+  async claimEach(
+    keys: ReadonlyArray<{ messageId: string; accountId: string; attempt: number; startedAt: Date }>,
+    leaseUntil: Date,
+  ): Promise<Array<AttemptClaim | null>> {
+    if (keys.length === 0) return [];
+    const claims = keys.map(() => ({ id: randomUUID(), token: randomUUID() }));
+    const rows = await this.dataSource.query<Array<{ id: string }>>(
       `INSERT INTO delivery.attempts
          (id, message_id, account_id, attempt, state, claim_token, lease_until, started_at)
-       VALUES ($1, $2, $3, $4, 'in_progress', $5, $6, $7)
+       SELECT id, message_id, account_id, attempt, 'in_progress', token, $1, started_at
+         FROM unnest($2::uuid[], $3::uuid[], $4::uuid[], $5::integer[], $6::uuid[],
+                     $7::timestamptz[])
+              AS claimed(id, message_id, account_id, attempt, token, started_at)
        ON CONFLICT DO NOTHING RETURNING id`,
-      [id, messageId, accountId, attempt, token, leaseUntil, startedAt],
+      [
+        leaseUntil,
+        claims.map((claim) => claim.id),
+        keys.map((key) => key.messageId),
+        keys.map((key) => key.accountId),
+        keys.map((key) => key.attempt),
+        claims.map((claim) => claim.token),
+        keys.map((key) => key.startedAt),
+      ],
     );
-    return rows.length === 1 ? { id, token } : null;
+    const inserted = new Set(rows.map((row) => row.id));
+    return claims.map((claim) => (inserted.has(claim.id) ? claim : null));
   }
 
   /**
@@ -151,37 +197,31 @@ export class AttemptsRepository {
    * Records the outcome of a claimed attempt (its outbox rows aside); false (nothing written)
    * when the claim was lost to a takeover.
    */
-  finish(
+  async finish(
     claim: AttemptClaim,
     record: OutcomeRecord,
     manager: EntityManager = this.dataSource.manager,
   ): Promise<boolean> {
-    return this.recordFinished(
-      manager,
-      record,
-      `id = $${FINISHED_PARAMETERS + 1} AND claim_token = $${FINISHED_PARAMETERS + 2}
-       AND state = 'in_progress'`,
-      [claim.id, claim.token],
-    );
+    const [written] = await this.recordEach([{ kind: 'claimed', claim, record }], manager);
+    return written === true;
   }
 
   /**
    * Ends an attempt whose worker vanished (its lease ran out) with the given outcome; false when
    * it is no longer abandoned (finished or taken over meanwhile).
    */
-  takeOver(
+  async takeOver(
     row: AttemptRow,
     now: Date,
     record: OutcomeRecord,
     manager: EntityManager = this.dataSource.manager,
   ): Promise<boolean> {
-    return this.recordFinished(
+    const ended = await this.updateFinished(
       manager,
-      record,
-      `id = $${FINISHED_PARAMETERS + 1} AND state = 'in_progress'
-       AND lease_until < $${FINISHED_PARAMETERS + 2}`,
-      [row.id, now],
+      { type: 'timestamptz', condition: 'attempt.lease_until < finished.guard' },
+      [{ id: row.id, guard: now, record }],
     );
+    return ended.has(row.id);
   }
 
   /**
@@ -196,43 +236,109 @@ export class AttemptsRepository {
     record: OutcomeRecord,
     manager: EntityManager = this.dataSource.manager,
   ): Promise<boolean> {
-    const rows = await manager.query<unknown[]>(
-      `INSERT INTO delivery.attempts (${FINISHED_COLUMNS.join(', ')},
-         id, message_id, account_id, attempt, started_at, sandbox)
-       VALUES (${placeholders(1, FINISHED_PARAMETERS + 6)})
-       ON CONFLICT DO NOTHING RETURNING id`,
-      [
-        ...finishedValues(record),
-        randomUUID(),
-        messageId,
-        accountId,
-        attempt,
-        record.startedAt ?? record.finishedAt,
-        sandbox,
-      ],
+    const [written] = await this.recordEach(
+      [{ kind: 'unclaimed', messageId, accountId, attempt, sandbox, record }],
+      manager,
     );
-    return rows.length === 1;
+    return written === true;
   }
 
-  /** UPDATE … SET the outcome WHERE `condition`; whether it matched the attempt. */
-  private async recordFinished(
-    manager: EntityManager,
-    record: OutcomeRecord,
-    condition: string,
-    conditionValues: unknown[],
-  ): Promise<boolean> {
-    const assignments = FINISHED_COLUMNS.map((column, index) => `${column} = $${index + 1}`);
-    const rows = await manager.query<unknown[]>(
-      `WITH updated AS (
-         UPDATE delivery.attempts SET ${assignments.join(', ')} WHERE ${condition} RETURNING id
-       ) SELECT id FROM updated`,
-      [...finishedValues(record), ...conditionValues],
+  /**
+   * Records many outcomes (their outbox rows aside) in at most two statements: one UPDATE of the
+   * claimed attempts, each under its claim token, and one INSERT of the unclaimed ones. Whether
+   * each was written, in order: false for a claim lost to a takeover, or an unclaimed attempt
+   * that already exists.
+   */
+  async recordEach(
+    writes: readonly OutcomeWrite[],
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<boolean[]> {
+    const claimed = writes.flatMap((write) => (write.kind === 'claimed' ? [write] : []));
+    const unclaimed = writes.flatMap((write) => (write.kind === 'unclaimed' ? [write] : []));
+    const finishedIds = await this.finishClaimed(manager, claimed);
+    const insertedKeys = await this.insertUnclaimed(manager, unclaimed);
+    return writes.map((write) =>
+      write.kind === 'claimed'
+        ? finishedIds.has(write.claim.id)
+        : insertedKeys.has(attemptKey(write.messageId, write.attempt)),
     );
-    return rows.length === 1;
+  }
+
+  /** The ids of the claimed attempts whose outcome it recorded (their claims still held). */
+  private async finishClaimed(
+    manager: EntityManager,
+    writes: readonly ClaimedOutcome[],
+  ): Promise<Set<string>> {
+    return this.updateFinished(
+      manager,
+      { type: 'uuid', condition: 'attempt.claim_token = finished.guard' },
+      writes.map((write) => ({
+        id: write.claim.id,
+        guard: write.claim.token,
+        record: write.record,
+      })),
+    );
+  }
+
+  /** The keys (attemptKey) of the unclaimed attempts it inserted (those not there before). */
+  private async insertUnclaimed(
+    manager: EntityManager,
+    writes: readonly UnclaimedOutcome[],
+  ): Promise<Set<string>> {
+    if (writes.length === 0) return new Set();
+    const rows = await manager.query<Array<{ message_id: string; attempt: number }>>(
+      `INSERT INTO delivery.attempts (${FINISHED_COLUMNS.join(', ')},
+         id, message_id, account_id, attempt, started_at, sandbox)
+       SELECT ${FINISHED_COLUMNS.map(finishedValue).join(', ')},
+              id, message_id, account_id, attempt, started_at, sandbox
+         FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::integer[], $5::timestamptz[],
+                     $6::boolean[], ${finishedArrays(7)})
+              AS finished(id, message_id, account_id, attempt, started_at, sandbox,
+                          ${FINISHED_VALUE_COLUMNS.map(([column]) => column).join(', ')})
+       ON CONFLICT DO NOTHING RETURNING message_id, attempt`,
+      [
+        writes.map(() => randomUUID()),
+        writes.map((write) => write.messageId),
+        writes.map((write) => write.accountId),
+        writes.map((write) => write.attempt),
+        writes.map((write) => write.record.startedAt ?? write.record.finishedAt),
+        writes.map((write) => write.sandbox),
+        ...finishedValueArrays(writes.map((write) => write.record)),
+      ],
+    );
+    return new Set(rows.map((row) => attemptKey(row.message_id, row.attempt)));
+  }
+
+  /**
+   * One UPDATE … SET each attempt's outcome, of those still in progress that meet the guard's
+   * condition (each attempt has its own guard value); the ids of the attempts it matched.
+   */
+  private async updateFinished(
+    manager: EntityManager,
+    guard: { type: 'uuid' | 'timestamptz'; condition: string },
+    updates: ReadonlyArray<{ id: string; guard: unknown; record: OutcomeRecord }>,
+  ): Promise<Set<string>> {
+    if (updates.length === 0) return new Set();
+    const rows = await manager.query<Array<{ id: string }>>(
+      `WITH updated AS (
+         UPDATE delivery.attempts AS attempt
+            SET ${FINISHED_COLUMNS.map((column) => `${column} = ${finishedValue(column)}`).join(', ')}
+           FROM unnest($1::uuid[], $2::${guard.type}[], ${finishedArrays(3)})
+                AS finished(id, guard, ${FINISHED_VALUE_COLUMNS.map(([column]) => column).join(', ')})
+          WHERE attempt.id = finished.id AND attempt.state = 'in_progress' AND ${guard.condition}
+         RETURNING attempt.id
+       ) SELECT id FROM updated`,
+      [
+        updates.map((update) => update.id),
+        updates.map((update) => update.guard),
+        ...finishedValueArrays(updates.map((update) => update.record)),
+      ],
+    );
+    return new Set(rows.map((row) => row.id));
   }
 }
 
-/** The columns recording an outcome sets, in the order of finishedValues. */
+/** The columns recording an outcome sets. */
 const FINISHED_COLUMNS = [
   'state',
   'claim_token',
@@ -248,31 +354,70 @@ const FINISHED_COLUMNS = [
   'delivered_to',
   'bounced_to',
 ] as const;
-const FINISHED_PARAMETERS = FINISHED_COLUMNS.length;
 
-function finishedValues(record: OutcomeRecord): unknown[] {
-  const values = [
-    'done',
-    null,
-    null,
-    record.finishedAt,
-    record.outcome.kind,
-    record.outcome.status,
-    record.outcome.remoteHost.slice(0, 255),
-    record.outcome.reply.slice(0, 2_000),
-    record.outcome.bounceClassification ?? null,
-    record.tls,
-    record.nextAttemptAt,
-    recipientsWith(record, 'delivered'),
-    recipientsWith(record, 'bounced'),
-  ];
-  if (values.length !== FINISHED_PARAMETERS) throw new Error('finished columns and values differ');
-  return values;
+/**
+ * The columns whose values differ from outcome to outcome, with their array parameters' types, in
+ * the order of finishedValueArrays. A recipient list travels as a JSON array (an array of arrays
+ * would be unnested element by element).
+ */
+const FINISHED_VALUE_COLUMNS = [
+  ['finished_at', 'timestamptz'],
+  ['outcome', 'text'],
+  ['status', 'text'],
+  ['remote_host', 'text'],
+  ['reply', 'text'],
+  ['bounce_classification', 'text'],
+  ['tls', 'boolean'],
+  ['next_attempt_at', 'timestamptz'],
+  ['delivered_to', 'jsonb'],
+  ['bounced_to', 'jsonb'],
+] as const;
+
+/** The finished columns every outcome sets to the same value. */
+const FINISHED_CONSTANTS: Partial<Record<(typeof FINISHED_COLUMNS)[number], string>> = {
+  state: `'done'`,
+  claim_token: 'NULL::uuid',
+  lease_until: 'NULL::timestamptz',
+};
+
+/** What a finished column is set to, from the `finished` row of the unnested parameters. */
+function finishedValue(column: (typeof FINISHED_COLUMNS)[number]): string {
+  const constant = FINISHED_CONSTANTS[column];
+  if (constant !== undefined) return constant;
+  if (column === 'delivered_to' || column === 'bounced_to') {
+    return `ARRAY(SELECT jsonb_array_elements_text(finished.${column}))`;
+  }
+  return `finished.${column}`;
 }
 
-/** `$from, …, $to`. */
-function placeholders(from: number, to: number): string {
-  return Array.from({ length: to - from + 1 }, (_, index) => `$${from + index}`).join(', ');
+/** `$from::timestamptz[], …`: the array parameters of FINISHED_VALUE_COLUMNS from `$from` on. */
+function finishedArrays(from: number): string {
+  return FINISHED_VALUE_COLUMNS.map(([, type], index) => `$${from + index}::${type}[]`).join(', ');
+}
+
+/** One array per FINISHED_VALUE_COLUMNS entry, holding each record's value. */
+function finishedValueArrays(records: readonly OutcomeRecord[]): unknown[][] {
+  const arrays: unknown[][] = [
+    records.map((record) => record.finishedAt),
+    records.map((record) => record.outcome.kind),
+    records.map((record) => record.outcome.status),
+    records.map((record) => record.outcome.remoteHost.slice(0, 255)),
+    records.map((record) => record.outcome.reply.slice(0, 2_000)),
+    records.map((record) => record.outcome.bounceClassification ?? null),
+    records.map((record) => record.tls),
+    records.map((record) => record.nextAttemptAt),
+    records.map((record) => JSON.stringify(recipientsWith(record, 'delivered'))),
+    records.map((record) => JSON.stringify(recipientsWith(record, 'bounced'))),
+  ];
+  if (arrays.length !== FINISHED_VALUE_COLUMNS.length) {
+    throw new Error('finished columns and values differ');
+  }
+  return arrays;
+}
+
+/** Identifies an attempt among those of one INSERT. */
+function attemptKey(messageId: string, attempt: number): string {
+  return `${messageId}/${attempt}`;
 }
 
 function recipientsWith(record: OutcomeRecord, result: 'delivered' | 'bounced'): string[] {

@@ -8,10 +8,17 @@ const KEY = { messageId: 'm', accountId: 'a', attempt: 1, startedAt: new Date() 
 function repository() {
   let next = 0;
   const renewals: Array<{ ids: string[]; leaseUntil: Date }> = [];
+  const claimStatements: string[][] = [];
   const taken = new Set<string>();
   const attempts = {
-    claim: (messageId: string) =>
-      Promise.resolve(messageId === 'held' ? null : { id: `c${++next}`, token: 't' }),
+    claimEach: (keys: ReadonlyArray<{ messageId: string }>) => {
+      claimStatements.push(keys.map((key) => key.messageId));
+      return Promise.resolve(
+        keys.map(({ messageId }) =>
+          messageId === 'held' ? null : { id: `c${++next}`, token: 't' },
+        ),
+      );
+    },
     renew: (claims: readonly AttemptClaim[], leaseUntil: Date) => {
       renewals.push({ ids: claims.map((claim) => claim.id), leaseUntil });
       return Promise.resolve(
@@ -19,7 +26,12 @@ function repository() {
       );
     },
   };
-  return { attempts: attempts as unknown as AttemptsRepository, renewals, taken };
+  return {
+    attempts: attempts as unknown as AttemptsRepository,
+    renewals,
+    taken,
+    claimStatements,
+  };
 }
 
 function keeperWith(attempts: AttemptsRepository): ClaimKeeper {
@@ -86,5 +98,19 @@ describe('ClaimKeeper', () => {
     expect(refused.stopped).toBe('refused');
     expect(refused.claim).toBeNull();
     expect(keeper.size).toBe(0);
+  });
+
+  it('claims the attempts asked for together in one statement, each answered alone', async () => {
+    const { attempts, claimStatements } = repository();
+    const keeper = keeperWith(attempts);
+
+    const claims = await Promise.all(
+      ['m', 'held', 'n'].map((messageId) => keeper.claim({ ...KEY, messageId }, () => undefined)),
+    );
+
+    expect(claimStatements).toEqual([['m', 'held', 'n']]);
+    expect(claims.map((claim) => claim?.id ?? null)).toEqual(['c1', null, 'c2']);
+    expect(keeper.size).toBe(2);
+    for (const claim of claims) if (claim) keeper.letGo(claim);
   });
 });

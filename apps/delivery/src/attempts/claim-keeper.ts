@@ -2,7 +2,14 @@ import { Injectable, Logger } from '@nestjs/common';
 
 import { DeliveryConfig } from '../delivery.config';
 import type { SessionGate } from '../smtp/smtp-sender';
+import { Batcher, type BatcherLimits } from '../worker/batcher';
 import { type AttemptClaim, AttemptsRepository } from './attempts.repository';
+
+/**
+ * Claims gathered into one INSERT: the sessions of a chunk's messages open close together, and
+ * the wait is short next to an SMTP session's.
+ */
+const CLAIM_BATCH: BatcherLimits = { maxItems: 100, maxWaitMs: 2 };
 
 /** Which attempt a claim is for, and when the attempt started. */
 export interface AttemptKey {
@@ -24,6 +31,10 @@ export class ClaimKeeper {
   private readonly held = new Map<string, { claim: AttemptClaim; onLost: () => void }>();
   private timer: NodeJS.Timeout | undefined;
   private renewing = false;
+  /** Claims asked for within a few milliseconds of each other go in one statement. */
+  private readonly claiming = new Batcher<AttemptKey, AttemptClaim | null>(CLAIM_BATCH, (keys) =>
+    this.attempts.claimEach(keys, this.leaseEnd()),
+  );
 
   constructor(
     private readonly attempts: AttemptsRepository,
@@ -42,13 +53,7 @@ export class ClaimKeeper {
 
   /** Claims the attempt and keeps the claim alive until letGo; null when another holds it. */
   async claim(key: AttemptKey, onLost: () => void): Promise<AttemptClaim | null> {
-    const claim = await this.attempts.claim(
-      key.messageId,
-      key.accountId,
-      key.attempt,
-      this.leaseEnd(),
-      key.startedAt,
-    );
+    const claim = await this.claiming.add(key);
     if (!claim) return null;
     this.held.set(claim.id, { claim, onLost });
     this.timer ??= this.startHeartbeat();

@@ -9,11 +9,13 @@ import { SmtpPool } from '../smtp/smtp-pool';
 import { SmtpSender } from '../smtp/smtp-sender';
 import { DeliveryService, MX_RESOLVER, SMTP_SENDER } from './delivery.service';
 import { DeliveryWorker } from './delivery-worker';
+import { OutcomeRecorder } from './outcome-recorder';
 
 @Module({
   providers: [
     AttemptsRepository,
     ClaimKeeper,
+    OutcomeRecorder,
     SenderKeys,
     {
       provide: MX_RESOLVER,

@@ -40,6 +40,7 @@ import type { SmtpSender } from '../smtp/smtp-sender';
 import { bounceAddress } from '../smtp/verp';
 import { chunkSettlement, type Settlement } from './chunk-settlement';
 import { MessageSlots } from './message-slots';
+import { OutcomeRecorder } from './outcome-recorder';
 import {
   type AttemptOutcome,
   isAttemptable,
@@ -103,6 +104,7 @@ export class DeliveryService {
     @Inject(SMTP_SENDER) private readonly sender: SmtpSender,
     private readonly outbox: OutboxRelayService,
     private readonly claims: ClaimKeeper,
+    private readonly recorder: OutcomeRecorder,
   ) {
     this.slots = new MessageSlots(config.DELIVERY_CONCURRENCY);
     this.retryPolicy = {
@@ -307,17 +309,10 @@ export class DeliveryService {
       try {
         // No session opened (no route, no server reachable, the deadline while waiting for a
         // connection): the attempt was never claimed, and is recorded as it ends.
-        const finished = await this.recordWith(record, (manager) =>
+        const finished = await this.recorder.record(
           claim
-            ? this.attempts.finish(claim, record, manager)
-            : this.attempts.recordWithoutSending(
-                job.message_id,
-                job.account_id,
-                job.attempt,
-                false,
-                record,
-                manager,
-              ),
+            ? { kind: 'claimed', claim, record }
+            : { kind: 'unclaimed', ...unclaimedAttempt(job, false), record },
         );
         if (!finished && claim) {
           return ack('claim lost to a takeover; its outcome is recorded there');
@@ -456,16 +451,11 @@ export class DeliveryService {
   ): Promise<Settlement> {
     const { view } = target;
     const record = await this.withFollowUps(job, target, outcome, now, null);
-    const written = await this.recordWith(record, (manager) =>
-      this.attempts.recordWithoutSending(
-        job.message_id,
-        job.account_id,
-        job.attempt,
-        view.sandbox,
-        record,
-        manager,
-      ),
-    );
+    const written = await this.recorder.record({
+      kind: 'unclaimed',
+      ...unclaimedAttempt(job, view.sandbox),
+      record,
+    });
     if (!written) return ack('attempt already recorded (duplicate job)');
     this.outbox.notify();
     return ack(`${outcome.status}: ${outcome.reply}`);
@@ -571,6 +561,11 @@ type SessionResult =
   | typeof ABORTED_BEFORE_DATA
   | typeof ABORTED_AFTER_DATA
   | typeof CLAIM_GONE;
+
+/** Which attempt of which message a job's unclaimed outcome is for. */
+function unclaimedAttempt(job: DeliveryJob, sandbox: boolean) {
+  return { messageId: job.message_id, accountId: job.account_id, attempt: job.attempt, sandbox };
+}
 
 /** The (ASCII, lowercase) domain of an address. */
 function domainOf(address: string): string {

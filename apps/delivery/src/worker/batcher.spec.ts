@@ -1,0 +1,73 @@
+import { Batcher } from './batcher';
+
+/** A flush that records each batch it was given and doubles the numbers. */
+function recordingFlush(fails: (items: readonly number[]) => boolean = () => false) {
+  const batches: number[][] = [];
+  const flush = (items: readonly number[]) => {
+    batches.push([...items]);
+    return fails(items)
+      ? Promise.reject(new Error(`refused ${items.join(',')}`))
+      : Promise.resolve(items.map((item) => item * 2));
+  };
+  return { batches, flush };
+}
+
+describe('batcher', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('flushes as soon as maxItems are waiting, each caller getting its own result', async () => {
+    const { batches, flush } = recordingFlush();
+    const batcher = new Batcher({ maxItems: 3, maxWaitMs: 60_000 }, flush);
+
+    const results = await Promise.all([1, 2, 3].map((item) => batcher.add(item)));
+
+    expect(results).toEqual([2, 4, 6]);
+    expect(batches).toEqual([[1, 2, 3]]);
+  });
+
+  it('flushes what is waiting maxWaitMs after the first item came', async () => {
+    jest.useFakeTimers();
+    const { batches, flush } = recordingFlush();
+    const batcher = new Batcher({ maxItems: 10, maxWaitMs: 5 }, flush);
+
+    const first = batcher.add(1);
+    jest.advanceTimersByTime(4);
+    const second = batcher.add(2);
+    expect(batches).toEqual([]);
+    jest.advanceTimersByTime(1);
+
+    await expect(Promise.all([first, second])).resolves.toEqual([2, 4]);
+    expect(batches).toEqual([[1, 2]]);
+    const third = batcher.add(3);
+    jest.advanceTimersByTime(5);
+    await expect(third).resolves.toBe(6);
+    expect(batches).toEqual([[1, 2], [3]]);
+  });
+
+  it('flushes each item of a failed batch alone: only the bad one fails', async () => {
+    const { batches, flush } = recordingFlush((items) => items.includes(2));
+    const batcher = new Batcher({ maxItems: 3, maxWaitMs: 60_000 }, flush);
+
+    const results = await Promise.allSettled([1, 2, 3].map((item) => batcher.add(item)));
+
+    expect(results).toEqual([
+      { status: 'fulfilled', value: 2 },
+      { status: 'rejected', reason: new Error('refused 2') },
+      { status: 'fulfilled', value: 6 },
+    ]);
+    expect(batches).toEqual([[1, 2, 3], [1], [2], [3]]);
+  });
+
+  it('fails every caller of a flush that gives the wrong number of results, each alone', async () => {
+    const batches: number[][] = [];
+    const batcher = new Batcher({ maxItems: 2, maxWaitMs: 60_000 }, (items: readonly number[]) => {
+      batches.push([...items]);
+      return Promise.resolve([]);
+    });
+
+    const results = await Promise.allSettled([1, 2].map((item) => batcher.add(item)));
+
+    expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected']);
+    expect(batches).toEqual([[1, 2], [1], [2]]);
+  });
+});

@@ -1,0 +1,65 @@
+/** How many items a flush takes at most, and how long the first of them waits for others. */
+export interface BatcherLimits {
+  maxItems: number;
+  maxWaitMs: number;
+}
+
+/**
+ * Writes the items of a batch at once: one result per item, in order. Throws when the batch as a
+ * whole failed (nothing of it written).
+ */
+export type BatchFlush<T, R> = (items: readonly T[]) => Promise<R[]>;
+
+interface Pending<T, R> {
+  item: T;
+  resolve: (result: R) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Gathers items that arrive close together and flushes them in one call: when `maxItems` are
+ * waiting, or `maxWaitMs` after the first of them arrived. Each caller waits for its own item's
+ * flush. When a batch fails, each of its items is flushed alone, so that one bad item fails only
+ * its own caller.
+ */
+export class Batcher<T, R> {
+  private waiting: Array<Pending<T, R>> = [];
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly limits: BatcherLimits,
+    private readonly flush: BatchFlush<T, R>,
+  ) {}
+
+  add(item: T): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.waiting.push({ item, resolve, reject });
+      if (this.waiting.length >= this.limits.maxItems) this.flushWaiting();
+      else this.timer ??= setTimeout(() => this.flushWaiting(), this.limits.maxWaitMs);
+    });
+  }
+
+  private flushWaiting(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const batch = this.waiting;
+    this.waiting = [];
+    if (batch.length > 0) void this.flushBatch(batch);
+  }
+
+  private async flushBatch(batch: Array<Pending<T, R>>): Promise<void> {
+    try {
+      const results = await this.flush(batch.map((pending) => pending.item));
+      if (results.length !== batch.length) {
+        throw new Error(`a flush of ${batch.length} items gave ${results.length} results`);
+      }
+      batch.forEach((pending, index) => pending.resolve(results[index]));
+    } catch (error) {
+      if (batch.length === 1) {
+        batch[0]?.reject(error);
+        return;
+      }
+      await Promise.all(batch.map((pending) => this.flushBatch([pending])));
+    }
+  }
+}
