@@ -1,10 +1,11 @@
 import path from 'node:path';
 
 import { serviceDataSourceOptions } from '@envoi/shared-database';
-import { DeadLetterEntity, OutboxMessageEntity, ProcessedEventEntity } from '@envoi/shared-outbox';
+import { DeadLetterEntity, OutboxMessageEntity } from '@envoi/shared-outbox';
 import type { DataSourceOptions } from 'typeorm';
 
 import { AcceptedRequestEntity } from '../accepted-requests/accepted-request.entity';
+import { MessageProcessedEventEntity } from '../delivery-events/message-processed-event.entity';
 import { MessageEntity } from '../messages/message.entity';
 import { MessageContentEntity } from '../messages/message-content.entity';
 import { SendEntity } from '../messages/send.entity';
@@ -23,7 +24,7 @@ export const MESSAGES_ENTITIES = [
   SendAttachmentEntity,
   SendLinkEntity,
   TrackedLinkEntity,
-  ProcessedEventEntity,
+  MessageProcessedEventEntity,
   OutboxMessageEntity,
 ];
 
