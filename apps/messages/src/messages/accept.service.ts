@@ -450,8 +450,9 @@ export class AcceptService {
   }
 
   /**
-   * The body, inline or taken from the upload bucket, validated again against its class (the
-   * upload bypasses the transport's validation; an inline one is checked twice, cheaply).
+   * The body, inline (validated by the transport's pipe, which made it an instance of its class)
+   * or taken from the upload bucket and validated here (the upload bypasses the transport's
+   * validation); a plain inline object, as a direct caller may pass, is validated here too.
    */
   private async readBody<T extends object>(
     request: { body?: T; upload?: UploadRef },
@@ -460,6 +461,7 @@ export class AcceptService {
     if ((request.body === undefined) === (request.upload === undefined)) {
       throw MessagesException.invalid('exactly one of body and upload must be given');
     }
+    if (request.body instanceof bodyClass) return request.body;
     let plain: unknown = request.body;
     if (request.upload !== undefined) {
       let bytes: Buffer;
