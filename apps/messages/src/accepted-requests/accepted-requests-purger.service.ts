@@ -1,10 +1,6 @@
-import { PeriodicRun, purgeInBatches } from '@envoi/shared-database';
-import {
-  Injectable,
-  Logger,
-  type OnApplicationBootstrap,
-  type OnModuleDestroy,
-} from '@nestjs/common';
+import { purgeInBatches } from '@envoi/shared-database';
+import { type JobRun, PeriodicJob } from '@envoi/shared-jobs';
+import { Injectable, Logger } from '@nestjs/common';
 
 import { MessagesConfig } from '../messages.config';
 import { AcceptedRequests } from './accepted-requests.service';
@@ -14,37 +10,26 @@ import { AcceptedRequests } from './accepted-requests.service';
  * and in its bounded batches, on every replica.
  */
 @Injectable()
-export class AcceptedRequestsPurger implements OnApplicationBootstrap, OnModuleDestroy {
+export class AcceptedRequestsPurger {
   private readonly logger = new Logger(AcceptedRequestsPurger.name);
-  private readonly periodic: PeriodicRun;
 
   constructor(
     private readonly acceptedRequests: AcceptedRequests,
     private readonly config: MessagesConfig,
-  ) {
-    this.periodic = new PeriodicRun(() => this.purge(), config.RETENTION_PURGE_INTERVAL_MS);
-  }
+  ) {}
 
-  onApplicationBootstrap(): void {
-    this.periodic.start();
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    await this.periodic.stop();
-  }
-
-  /** One bounded run; a failure is logged and retried at the next interval. */
-  async purge(): Promise<void> {
+  /** One bounded run. */
+  @PeriodicJob<MessagesConfig>({
+    name: 'accepted requests purge',
+    intervalMs: (config) => config.RETENTION_PURGE_INTERVAL_MS,
+  })
+  async purge(run?: JobRun): Promise<void> {
     const batchSize = this.config.RETENTION_PURGE_BATCH;
-    try {
-      const purged = await purgeInBatches(() => this.acceptedRequests.purgeExpired(batchSize), {
-        batchSize,
-        maxBatches: this.config.RETENTION_PURGE_MAX_BATCHES,
-        stopped: () => this.periodic.stopped,
-      });
-      if (purged > 0) this.logger.log(`purged ${purged} expired accepted requests`);
-    } catch (error) {
-      this.logger.warn(`accepted requests purge failed: ${String(error)}`);
-    }
+    const purged = await purgeInBatches(() => this.acceptedRequests.purgeExpired(batchSize), {
+      batchSize,
+      maxBatches: this.config.RETENTION_PURGE_MAX_BATCHES,
+      stopped: () => run?.stopping ?? false,
+    });
+    if (purged > 0) this.logger.log(`purged ${purged} expired accepted requests`);
   }
 }
