@@ -51,6 +51,7 @@ export function testPrincipal(accountId: string): Principal {
     key_id: randomUUID(),
     account_id: accountId,
     parent_account_id: null,
+    account_status: 'active',
     scopes: [],
     ip_allow_list: [],
     scopeSet: new Set<string>(),

@@ -72,6 +72,25 @@ export class AccountEntity {
   @Column({ type: 'smallint', default: DEFAULT_MESSAGE_DATA_RETENTION_DAYS })
   messageDataRetention!: number;
 
+  /** Messages per calendar month (UTC) of a sub-account; 0 means no cap. */
+  @Column({ type: 'integer', default: 0 })
+  monthlyCredit!: number;
+
+  /** Set while the account is suspended (by its parent, or by an operator); see account-status.ts. */
+  @Column({ type: 'timestamptz', nullable: true })
+  suspendedAt!: Date | null;
+
+  @Column({ type: 'varchar', length: 500, nullable: true })
+  suspensionReason!: string | null;
+
+  /** Soft deletion of a sub-account: its data stays, its keys stop working. */
+  @Column({ type: 'timestamptz', nullable: true })
+  deletedAt!: Date | null;
+
+  /** The last message accepted for the account. */
+  @Column({ type: 'timestamptz', nullable: true })
+  lastActivityAt!: Date | null;
+
   @Index('accounts_owner_id_idx')
   @Column({ type: 'uuid' })
   ownerId!: string;

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 
+import type { AccountStatus } from '@envoi/contracts-accounts';
 import type { Page, PageRequest } from '@envoi/contracts-core';
 import { keysetPage } from '@envoi/shared-database';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type DeepPartial, type EntityManager, In } from 'typeorm';
 
+import { accountStatusSql } from '../accounts/account-status';
 import { ApiKeyEntity } from './api-key.entity';
 import type { GrantedScope } from './api-key-rules';
 import { ApiKeyScopeEntity } from './api-key-scope.entity';
@@ -14,18 +16,20 @@ export interface VerifiedKeyRow {
   key_id: string;
   account_id: string;
   parent_account_id: string | null;
+  account_status: AccountStatus;
   scopes: string[];
   ip_allow_list: string[];
 }
 
 /**
- * One indexed lookup by hash (unique index), joined to the account, scopes aggregated in
- * grant order: the whole verification costs a single round trip.
+ * One indexed lookup by hash (unique index), joined to the account and its parent (for the
+ * status), scopes aggregated in grant order: the whole verification costs a single round trip.
  */
 const VERIFY_SQL = `
   SELECT k.id AS key_id,
          k.account_id,
          a.parent_account_id,
+         ${accountStatusSql('a', 'p')} AS account_status,
          k.ip_allow_list,
          ARRAY(
            SELECT s.scope FROM accounts.api_key_scopes s
@@ -34,6 +38,7 @@ const VERIFY_SQL = `
          ) AS scopes
   FROM accounts.api_keys k
   JOIN accounts.accounts a ON a.id = k.account_id
+  LEFT JOIN accounts.accounts p ON p.id = a.parent_account_id
   WHERE k.secret_hash = $1`;
 
 /**

@@ -203,6 +203,7 @@ export class ApiKeysService {
       key_id: row.key_id,
       account_id: row.account_id,
       parent_account_id: row.parent_account_id,
+      account_status: row.account_status,
       scopes: row.scopes,
       ip_allow_list: row.ip_allow_list,
     };

@@ -61,6 +61,7 @@ export function apiKeyAuthSuite(getApp: () => AccountsTestApp): void {
           key_id: key.id,
           account_id: key.account_id,
           parent_account_id: null,
+          account_status: 'active',
           scopes: ['domains:read', 'messages:send:{example.com}'],
           ip_allow_list: ['192.0.2.1/32', '2001:db8::/32'],
         });

@@ -50,6 +50,7 @@ function principal(overrides: Partial<Principal> = {}): Principal {
     key_id: KEY_ID,
     account_id: ACCOUNT_ID,
     parent_account_id: null,
+    account_status: 'active',
     scopes,
     ip_allow_list: [],
     scopeSet: new Set(scopes),
@@ -345,6 +346,19 @@ describe('Authenticator.onRequest', () => {
       );
       expect(error.status).toBe(401);
     });
+
+    it.each(['suspended', 'parent-suspended', 'deleted'] as const)(
+      'refuses a key of a %s account with 401 and records no use',
+      async (account_status) => {
+        const { authenticator, record } = setup(principal({ account_status }));
+        const error = await rejection(
+          authenticator.onRequest(fakeRequest({ params: { account_id: ACCOUNT_ID } })),
+        );
+        expect(error.status).toBe(401);
+        expect(error.message).toBe('Account is suspended');
+        expect(record).not.toHaveBeenCalled();
+      },
+    );
 
     it('accepts its own account written in uppercase', async () => {
       const { authenticator, record } = setup();

@@ -60,6 +60,9 @@ export class Authenticator {
     if (!API_KEY_PATTERN.test(secret)) throw unauthorized(v1, invalid);
     const principal = await this.verifier.verify(secret, request.id);
     if (!principal) throw unauthorized(v1, invalid);
+    if (principal.account_status !== 'active') {
+      throw unauthorized(v1, AUTH_MESSAGES.accountSuspended);
+    }
     return principal;
   }
 

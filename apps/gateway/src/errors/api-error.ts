@@ -15,6 +15,8 @@ export const AUTH_MESSAGES = {
   invalidKey: 'invalid API key',
   v1InvalidCredentials: 'invalid credentials',
   wrongAccount: 'API key does not belong to this account',
+  /** A suspended or deleted account (or a sub-account of a suspended parent). */
+  accountSuspended: 'Account is suspended',
   ipNotAllowed: "client IP address is not in this API key's allow list",
   insufficientScope: 'insufficient permissions for the required scope',
 } as const;

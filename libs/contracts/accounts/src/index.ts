@@ -2,4 +2,5 @@ export * from './errors';
 export * from './records';
 export * from './requests';
 export * from './scopes';
+export * from './sub-accounts';
 export * from './subjects';

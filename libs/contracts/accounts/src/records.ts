@@ -1,5 +1,7 @@
 /** Wire records, exactly as the public API returns them (reference contract field names). */
 
+import type { AccountStatus } from './sub-accounts';
+
 export interface AccountRecord {
   object: 'account';
   id: string;
@@ -64,6 +66,8 @@ export interface VerifiedApiKey {
   key_id: string;
   account_id: string;
   parent_account_id: string | null;
+  /** Anything but `active` is refused with 401 `Account is suspended`. */
+  account_status: AccountStatus;
   /** Scope strings, domain scopes by name (`messages:send:{example.com}`); may be empty. */
   scopes: string[];
   ip_allow_list: string[];

@@ -22,6 +22,22 @@ import type {
   UpdateApiKeyRequest,
   VerifyApiKeyRequest,
 } from './requests';
+import type {
+  AccountStatusChangedEvent,
+  AccountStatusRecord,
+  CreateSubAccountApiKeyRequest,
+  CreateSubAccountRequest,
+  ListSubAccountApiKeysRequest,
+  ListSubAccountsRequest,
+  SubAccountApiKeyRef,
+  SubAccountRecord,
+  SubAccountRef,
+  SubAccountsUsageRecord,
+  SuspendAccountRequest,
+  SuspendSubAccountRequest,
+  UpdateSubAccountApiKeyRequest,
+  UpdateSubAccountRequest,
+} from './sub-accounts';
 
 export interface CreatedAccount {
   account: AccountRecord;
@@ -45,6 +61,57 @@ export const AccountsSubjects = {
   updateApiKey: requestSubject<UpdateApiKeyRequest, ApiKeyRecord>('accounts.api-key.update.v1'),
   deleteApiKey: requestSubject<ApiKeyRef, MessageResponse>('accounts.api-key.delete.v1'),
   verifyApiKey: requestSubject<VerifyApiKeyRequest, VerifiedApiKey>('accounts.api-key.verify.v1'),
+
+  listSubAccounts: requestSubject<ListSubAccountsRequest, Page<SubAccountRecord>>(
+    'accounts.sub-account.list.v1',
+  ),
+  createSubAccount: requestSubject<CreateSubAccountRequest, SubAccountRecord>(
+    'accounts.sub-account.create.v1',
+  ),
+  getSubAccount: requestSubject<SubAccountRef, SubAccountRecord>('accounts.sub-account.get.v1'),
+  updateSubAccount: requestSubject<UpdateSubAccountRequest, SubAccountRecord>(
+    'accounts.sub-account.update.v1',
+  ),
+  deleteSubAccount: requestSubject<SubAccountRef, MessageResponse>(
+    'accounts.sub-account.delete.v1',
+  ),
+  suspendSubAccount: requestSubject<SuspendSubAccountRequest, SubAccountRecord>(
+    'accounts.sub-account.suspend.v1',
+  ),
+  unsuspendSubAccount: requestSubject<SubAccountRef, SubAccountRecord>(
+    'accounts.sub-account.unsuspend.v1',
+  ),
+  getSubAccountsUsage: requestSubject<AccountRef, SubAccountsUsageRecord>(
+    'accounts.sub-account.usage.v1',
+  ),
+
+  listSubAccountApiKeys: requestSubject<ListSubAccountApiKeysRequest, Page<ApiKeyRecord>>(
+    'accounts.sub-account-api-key.list.v1',
+  ),
+  createSubAccountApiKey: requestSubject<CreateSubAccountApiKeyRequest, CreatedApiKeyRecord>(
+    'accounts.sub-account-api-key.create.v1',
+  ),
+  getSubAccountApiKey: requestSubject<SubAccountApiKeyRef, ApiKeyRecord>(
+    'accounts.sub-account-api-key.get.v1',
+  ),
+  updateSubAccountApiKey: requestSubject<UpdateSubAccountApiKeyRequest, ApiKeyRecord>(
+    'accounts.sub-account-api-key.update.v1',
+  ),
+  deleteSubAccountApiKey: requestSubject<SubAccountApiKeyRef, MessageResponse>(
+    'accounts.sub-account-api-key.delete.v1',
+  ),
+
+  /** Operators (admin CLI): suspend any account; a parent's suspension cascades to its children. */
+  suspendAccount: requestSubject<SuspendAccountRequest, AccountStatusRecord>(
+    'accounts.account.suspend.v1',
+  ),
+  unsuspendAccount: requestSubject<AccountRef, AccountStatusRecord>(
+    'accounts.account.unsuspend.v1',
+  ),
+  /** Broadcast to every replica of every service (no queue group). */
+  accountStatusChanged: eventSubject<AccountStatusChangedEvent>(
+    'accounts.account.status-changed.v1',
+  ),
 
   /** Broadcast to every gateway replica (no queue group): drop cached verifications of the key. */
   apiKeyChanged: eventSubject<ApiKeyChangedEvent>('accounts.api-key.changed.v1'),

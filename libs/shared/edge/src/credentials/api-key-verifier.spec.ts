@@ -9,6 +9,7 @@ const KEY: VerifiedApiKey = {
   key_id: 'c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f',
   account_id: '3f0b7f7e-8a43-4c3e-9d2a-1b2c3d4e5f60',
   parent_account_id: null,
+  account_status: 'active',
   scopes: ['accounts:read'],
   ip_allow_list: [],
 };
