@@ -7,6 +7,7 @@ import { AccountsModule } from './accounts/accounts.module';
 import { ApiKeysModule } from './api-keys/api-keys.module';
 import { accountsDataSourceOptions } from './database/data-source-options';
 import { MembersModule } from './members/members.module';
+import { SubAccountsModule } from './sub-accounts/sub-accounts.module';
 import { UsersModule } from './users/users.module';
 
 /** The accounts service: identity and tenancy over NATS, PostgreSQL schema "accounts". */
@@ -26,6 +27,7 @@ export class AppModule {
         MembersModule,
         ApiKeysModule,
         AccountsModule,
+        SubAccountsModule,
       ],
     };
   }

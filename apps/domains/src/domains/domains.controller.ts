@@ -1,8 +1,10 @@
 import type { MessageResponse, Page } from '@envoi/contracts-core';
 import {
   AuthorizeSenderRequest,
+  CountDomainsRequest,
   CreateDomainRequest,
   type DkimSigningKey,
+  type DomainCounts,
   type DomainRecord,
   DomainRef,
   DomainsSubjects,
@@ -65,5 +67,10 @@ export class DomainsController {
   @MessagePattern(DomainsSubjects.resolveDomains.name)
   resolve(@Payload() request: ResolveDomainsRequest): Promise<ResolvedDomains> {
     return this.domains.resolve(request.account_id, request.domains);
+  }
+
+  @MessagePattern(DomainsSubjects.countDomains.name)
+  count(@Payload() request: CountDomainsRequest): Promise<DomainCounts> {
+    return this.domains.count(request.account_ids);
   }
 }

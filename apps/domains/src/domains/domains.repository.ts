@@ -95,6 +95,17 @@ export class DomainsRepository {
     return this.dataSource.manager.findBy(DomainEntity, { id: In([...ids]) });
   }
 
+  /** The number of domains of each account that has any. */
+  async countByAccount(accountIds: readonly string[]): Promise<Map<string, number>> {
+    if (accountIds.length === 0) return new Map();
+    const rows: Array<{ account_id: string; count: number }> = await this.dataSource.query(
+      `SELECT account_id, count(*)::int AS count FROM domains.domains
+       WHERE account_id = ANY($1::uuid[]) GROUP BY account_id`,
+      [accountIds],
+    );
+    return new Map(rows.map((row) => [row.account_id, row.count]));
+  }
+
   /** The ids of the account's domains among `names`. */
   idsByName(
     accountId: string,

@@ -6,6 +6,7 @@ import { isHostname } from '@envoi/contracts-core';
 import {
   type CreateDomainBody,
   type DkimSigningKey,
+  type DomainCounts,
   type DomainRecord,
   DomainsStreamSubjects,
   type ResolvedDomains,
@@ -293,6 +294,11 @@ export class DomainsService {
       version: domain.version,
       cache_ttl_ms: this.config.SENDER_CACHE_TTL_MS,
     };
+  }
+
+  async count(accountIds: readonly string[]): Promise<DomainCounts> {
+    const found = await this.domains.countByAccount(accountIds);
+    return { counts: Object.fromEntries(accountIds.map((id) => [id, found.get(id) ?? 0])) };
   }
 
   async resolve(accountId: string, rawNames: readonly string[]): Promise<ResolvedDomains> {

@@ -460,6 +460,32 @@ export function domainsSuite(getApp: () => DomainsTestApp): void {
       });
     });
 
+    describe('countDomains', () => {
+      it('counts the domains of each account asked about, 0 for one with none', async () => {
+        const two = newAccountId();
+        const one = newAccountId();
+        const none = newAccountId();
+        await createDomain(app, two);
+        const gone = await createDomain(app, two);
+        await createDomain(app, two);
+        await createDomain(app, one);
+        await app.rpc.request(DomainsSubjects.deleteDomain, ref(gone));
+
+        await expect(
+          app.rpc.request(DomainsSubjects.countDomains, { account_ids: [two, one, none] }),
+        ).resolves.toEqual({ counts: { [two]: 2, [one]: 1, [none]: 0 } });
+        await expect(
+          app.rpc.request(DomainsSubjects.countDomains, { account_ids: [] }),
+        ).resolves.toEqual({ counts: {} });
+      });
+
+      it('refuses an id that is not a uuid', async () => {
+        await expect(
+          app.rpc.request(DomainsSubjects.countDomains, { account_ids: ['nope'] }),
+        ).rejects.toMatchObject({ code: CommonErrorCode.ValidationFailed });
+      });
+    });
+
     describe('updateDomain', () => {
       it('changes the provided fields only, and the records with them', async () => {
         const domain = await createDomain(app, newAccountId(), { media_subdomain: 'media' });

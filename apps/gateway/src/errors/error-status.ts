@@ -30,6 +30,8 @@ const STATUS_BY_CODE: { readonly [Code in ServiceErrorCode]: number } = {
   [AccountsErrorCode.NothingToUpdate]: 400,
   [AccountsErrorCode.SelfLockout]: 409,
   [AccountsErrorCode.DomainNotOwned]: 400,
+  [AccountsErrorCode.SubAccountNotFound]: 404,
+  [AccountsErrorCode.NotAParentAccount]: 403,
 
   [DomainsErrorCode.DomainNotFound]: 404,
   [DomainsErrorCode.DomainAlreadyExists]: 409,

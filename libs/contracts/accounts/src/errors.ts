@@ -12,4 +12,7 @@ export enum AccountsErrorCode {
   InvalidIpAllowList = 'accounts.invalid_ip_allow_list',
   NothingToUpdate = 'accounts.nothing_to_update',
   SelfLockout = 'accounts.self_lockout',
+  SubAccountNotFound = 'accounts.sub_account_not_found',
+  /** Only a top-level account has sub-accounts. */
+  NotAParentAccount = 'accounts.not_a_parent_account',
 }

@@ -112,3 +112,8 @@ export interface DomainDeletedData {
   account_id: string;
   deleted_at: string;
 }
+
+export interface DomainCounts {
+  /** Every requested account id, with its number of domains (0 when it has none). */
+  counts: Record<string, number>;
+}

@@ -146,3 +146,14 @@ export class DomainDeletedEvent {
   @IsString() domain!: string;
   @IsString() deleted_at!: string;
 }
+
+/** Most accounts one countDomains request may name (a page of sub-accounts). */
+export const COUNT_DOMAINS_MAX_ACCOUNTS = 100;
+
+/** How many domains each of these accounts has (the sub-accounts' `domain_count`). */
+export class CountDomainsRequest {
+  @IsArray()
+  @ArrayMaxSize(COUNT_DOMAINS_MAX_ACCOUNTS)
+  @IsUUID('all', { each: true })
+  account_ids!: string[];
+}

@@ -3,6 +3,7 @@ import { eventSubject, requestSubject, streamSubject } from '@envoi/contracts-co
 
 import type {
   DkimSigningKey,
+  DomainCounts,
   DomainDeletedData,
   DomainDnsErrorData,
   DomainRecord,
@@ -11,6 +12,7 @@ import type {
 } from './records';
 import type {
   AuthorizeSenderRequest,
+  CountDomainsRequest,
   CreateDomainRequest,
   DomainChangedEvent,
   DomainDeletedEvent,
@@ -42,6 +44,9 @@ export const DomainsSubjects = {
   resolveDomains: requestSubject<ResolveDomainsRequest, ResolvedDomains>(
     'domains.domain.resolve.v1',
   ),
+
+  /** Internal: the number of domains of each account (sub-account records), one call per page. */
+  countDomains: requestSubject<CountDomainsRequest, DomainCounts>('domains.domain.count.v1'),
 
   /** Broadcast (no queue group): a domain changed or went away; drop cached authorizations. */
   domainChanged: eventSubject<DomainChangedEvent>('domains.domain.changed.v1'),
