@@ -16,14 +16,14 @@ import type { Principal } from './principal';
 /**
  * The gateway's API-key credentials: @envoi/shared-edge's ApiKeyVerifier asking the accounts
  * service, and forgetting a key at once on any replica when the accounts service broadcasts a
- * change (within the TTL otherwise).
+ * change of the key or of its account's status (within the TTL otherwise).
  */
 @Injectable()
 export class ApiKeyCredentials
   implements CredentialVerifier<string, Principal>, OnModuleInit, OnModuleDestroy
 {
   private readonly verifier: ApiKeyVerifier;
-  private subscription?: Subscription;
+  private subscriptions: Subscription[] = [];
 
   constructor(
     private readonly rpc: RpcClient,
@@ -37,16 +37,24 @@ export class ApiKeyCredentials
   }
 
   onModuleInit(): void {
-    this.subscription = subscribeBroadcast(
-      this.connection,
-      AccountsSubjects.apiKeyChanged,
-      (event) => this.verifier.forget(event.key_id),
-      (error) => this.logger.warn({ err: error }, 'api key change event failed'),
-    );
+    this.subscriptions = [
+      subscribeBroadcast(
+        this.connection,
+        AccountsSubjects.apiKeyChanged,
+        (event) => this.verifier.forget(event.key_id),
+        (error) => this.logger.warn({ err: error }, 'api key change event failed'),
+      ),
+      subscribeBroadcast(
+        this.connection,
+        AccountsSubjects.accountStatusChanged,
+        (event) => event.account_ids.forEach((id) => this.verifier.forgetAccount(id)),
+        (error) => this.logger.warn({ err: error }, 'account status change event failed'),
+      ),
+    ];
   }
 
   onModuleDestroy(): void {
-    this.subscription?.unsubscribe();
+    for (const subscription of this.subscriptions) subscription.unsubscribe();
   }
 
   verify(secret: string, requestId: string): Promise<Principal | null> {

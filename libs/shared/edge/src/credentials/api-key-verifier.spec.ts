@@ -14,6 +14,12 @@ const KEY: VerifiedApiKey = {
   ip_allow_list: [],
 };
 const OTHER_KEY: VerifiedApiKey = { ...KEY, key_id: '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d' };
+const THIRD_SECRET = `envoi-sk-${'e5F6'.repeat(16)}`;
+const OTHER_ACCOUNT_KEY: VerifiedApiKey = {
+  ...KEY,
+  key_id: '7b6a5c4d-3e2f-4a1b-9c8d-7e6f5a4b3c2d',
+  account_id: '5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a',
+};
 
 /** A lookup whose answers the test releases one at a time. */
 function deferredLookup() {
@@ -145,5 +151,43 @@ describe('ApiKeyVerifier', () => {
     await expect(after).resolves.toBeNull();
     await expect(verifier.verify(SECRET, 'req-3')).resolves.toBeNull();
     expect(lookup).toHaveBeenCalledTimes(2);
+  });
+
+  it('forgets every cached key of an account at once, and only those', async () => {
+    const keyBySecretHash = new Map([
+      [hashApiKey(SECRET), KEY],
+      [hashApiKey(OTHER_SECRET), OTHER_KEY],
+      [hashApiKey(THIRD_SECRET), OTHER_ACCOUNT_KEY],
+    ]);
+    const lookup = jest.fn<ReturnType<ApiKeyLookup>, Parameters<ApiKeyLookup>>((hash) =>
+      Promise.resolve(keyBySecretHash.get(hash) ?? null),
+    );
+    const verifier = new ApiKeyVerifier(lookup, { ttlMs: 60_000 });
+    for (const secret of [SECRET, OTHER_SECRET, THIRD_SECRET]) await verifier.verify(secret, 'r');
+
+    verifier.forgetAccount(KEY.account_id);
+    for (const secret of [SECRET, OTHER_SECRET, THIRD_SECRET]) await verifier.verify(secret, 'r');
+
+    expect(lookup.mock.calls.map(([hash]) => hash)).toEqual([
+      hashApiKey(SECRET),
+      hashApiKey(OTHER_SECRET),
+      hashApiKey(THIRD_SECRET),
+      hashApiKey(SECRET),
+      hashApiKey(OTHER_SECRET),
+    ]);
+  });
+
+  it('does not cache a lookup in flight when an account changes status', async () => {
+    const { lookup, answer } = deferredLookup();
+    const verifier = new ApiKeyVerifier(lookup, { ttlMs: 60_000 });
+    const raced = verifier.verify(SECRET, 'req-1');
+    verifier.forgetAccount(KEY.account_id);
+    answer(KEY);
+    await expect(raced).resolves.toMatchObject(KEY);
+
+    const after = verifier.verify(SECRET, 'req-2');
+    expect(lookup).toHaveBeenCalledTimes(2);
+    answer({ ...KEY, account_status: 'suspended' });
+    await expect(after).resolves.toMatchObject({ account_status: 'suspended' });
   });
 });

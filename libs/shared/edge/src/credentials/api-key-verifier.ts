@@ -25,12 +25,14 @@ const NEGATIVE_TTL_MS = 1_000;
 
 /**
  * Verifies API keys through their owner and caches the answer briefly, by secret hash. `forget`
- * (on the owner's key-change broadcast) drops the key at once; it also discards every lookup in
+ * (on the owner's key-change broadcast) drops the key at once, `forgetAccount` (on an account's
+ * status change) every key of the account; it also discards every lookup in
  * flight, whose key is not known yet, so an answer that predates a revocation is never cached.
  */
 export class ApiKeyVerifier implements CredentialVerifier<string, ApiKeyPrincipal> {
   private readonly cache: TtlCache<ApiKeyPrincipal | null>;
   private readonly hashByKeyId = new Map<string, string>();
+  private readonly hashesByAccountId = new Map<string, Set<string>>();
   private readonly lookingUp = new Set<string>();
 
   constructor(
@@ -58,6 +60,17 @@ export class ApiKeyVerifier implements CredentialVerifier<string, ApiKeyPrincipa
       this.cache.invalidate(hash);
       this.hashByKeyId.delete(keyId);
     }
+    this.forgetLookupsInFlight();
+  }
+
+  /** The account changed status (suspended, deleted…): every key of it asks the owner again. */
+  forgetAccount(accountId: string): void {
+    for (const hash of this.hashesByAccountId.get(accountId) ?? []) this.cache.invalidate(hash);
+    this.hashesByAccountId.delete(accountId);
+    this.forgetLookupsInFlight();
+  }
+
+  private forgetLookupsInFlight(): void {
     for (const pending of this.lookingUp) this.cache.invalidate(pending);
   }
 
@@ -67,6 +80,8 @@ export class ApiKeyVerifier implements CredentialVerifier<string, ApiKeyPrincipa
       const key = await this.lookup(hash, requestId);
       if (key === null) return null;
       this.hashByKeyId.set(key.key_id, hash);
+      const accountHashes = this.hashesByAccountId.get(key.account_id) ?? new Set<string>();
+      this.hashesByAccountId.set(key.account_id, accountHashes.add(hash));
       return { ...key, scopeSet: new Set(key.scopes) };
     } finally {
       this.lookingUp.delete(hash);
