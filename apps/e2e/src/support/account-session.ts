@@ -9,7 +9,8 @@ import { e2eEnvironment } from './environment';
 
 let connection: NatsConnection | undefined;
 
-async function rpc(): Promise<RpcClient> {
+/** The bus, for what the public API does not offer (yet). */
+export async function rpc(): Promise<RpcClient> {
   connection ??= await connect({ servers: e2eEnvironment().natsUrl.split(','), name: 'e2e' });
   return new RpcClient(connection);
 }
