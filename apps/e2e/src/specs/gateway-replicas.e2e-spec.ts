@@ -1,3 +1,4 @@
+import { AccountsSubjects } from '@envoi/contracts-accounts';
 import { pollUntil } from '@envoi/shared-testing';
 
 import {
@@ -5,8 +6,9 @@ import {
   closeSessions,
   createAccountSession,
   createKey,
+  rpc,
 } from '../support/account-session';
-import type { KeyClient } from '../support/api-client';
+import { KeyClient } from '../support/api-client';
 import {
   type GatewayReplica,
   rateLimitPeersHeard,
@@ -46,6 +48,38 @@ describe('API key changes across gateway replicas', () => {
       () => onReplica(key.client, '/v2/ping'),
       (response) => response.status === 401,
       { timeoutMs: 5_000, what: 'the replica to reject the deleted key' },
+    );
+  });
+
+  it('refuses the keys of a suspended sub-account on every replica within seconds', async () => {
+    const created = await session.api.post<{ id: string }>(session.path('/sub-accounts'), {
+      name: 'replicated child',
+      website: 'replicated.example.com',
+    });
+    expect(created.status).toBe(201);
+    const childId = created.body.id;
+    const childKey = await (
+      await rpc()
+    ).request(AccountsSubjects.createApiKey, {
+      account_id: childId,
+      key: { label: 'child', scopes: ['accounts:read'] },
+    });
+    const child = new KeyClient(childKey.secret_key);
+    expect((await onReplica(child, '/v2/ping')).status).toBe(200); // now cached on the replica
+
+    const path = session.path(`/sub-accounts/${childId}`);
+    expect((await session.api.post(`${path}/suspend`, { reason: 'audit' })).status).toBe(200);
+    await pollUntil(
+      () => onReplica(child, '/v2/ping'),
+      (response) => response.status === 401,
+      { timeoutMs: 5_000, what: 'the replica to refuse the suspended child key' },
+    );
+
+    expect((await session.api.post(`${path}/unsuspend`)).status).toBe(200);
+    await pollUntil(
+      () => onReplica(child, '/v2/ping'),
+      (response) => response.status === 200,
+      { timeoutMs: 5_000, what: 'the replica to accept the unsuspended child key' },
     );
   });
 
