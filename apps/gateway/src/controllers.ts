@@ -6,6 +6,7 @@ import { DomainsController } from './v2/domains.controller';
 import { MembersController } from './v2/members.controller';
 import { MessagesController } from './v2/messages.controller';
 import { PingController } from './v2/ping.controller';
+import { SubAccountApiKeysController } from './v2/sub-account-api-keys.controller';
 import { SuppressionsController } from './v2/suppressions.controller';
 
 /** Every HTTP controller of the edge, in one list the route-policy test can inspect. */
@@ -14,6 +15,7 @@ export const GATEWAY_CONTROLLERS = [
   AccountsController,
   MembersController,
   ApiKeysController,
+  SubAccountApiKeysController,
   DomainsController,
   SuppressionsController,
   MessagesController,

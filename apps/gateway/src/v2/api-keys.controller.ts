@@ -7,10 +7,22 @@ import {
 } from '@envoi/contracts-accounts';
 import type { MessageResponse, PaginatedList } from '@envoi/contracts-core';
 import { RpcClient } from '@envoi/shared-nats';
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Param,
+  Post,
+  Put,
+  Query,
+  UseGuards,
+} from '@nestjs/common';
 
 import { assertMayGrantScopes } from '../auth/scope-delegation';
 import { RequireScopes } from '../auth/scope-policy';
+import { TopLevelKeyGuard } from '../auth/top-level-key.guard';
 import { Idempotent } from '../http/edge-route';
 import { BodyPipe, Ctx, type RequestContext, UuidParam } from '../http/request-context';
 import { CursorCodec } from '../pagination/cursor-codec';
@@ -19,6 +31,7 @@ import { readPageRequest, toPaginatedList } from '../pagination/list-query';
 const LIST = 'api-keys';
 
 @Controller('v2/accounts/:account_id/api-keys')
+@UseGuards(TopLevelKeyGuard)
 export class ApiKeysController {
   constructor(
     private readonly rpc: RpcClient,
