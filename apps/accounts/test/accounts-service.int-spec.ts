@@ -4,6 +4,7 @@ import { apiKeyAuthSuite } from './suites/api-key-auth.suite';
 import { apiKeysSuite } from './suites/api-keys.suite';
 import { domainScopesSuite } from './suites/domain-scopes.suite';
 import { membersSuite } from './suites/members.suite';
+import { subAccountKeysSuite } from './suites/sub-account-keys.suite';
 
 /**
  * One instance of the service for every suite: instances share the `accounts` queue group, and
@@ -32,4 +33,5 @@ describe('accounts service', () => {
   apiKeysSuite(getApp);
   apiKeyAuthSuite(getApp);
   domainScopesSuite(getApp);
+  subAccountKeysSuite(getApp);
 });

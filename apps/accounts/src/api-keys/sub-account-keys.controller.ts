@@ -12,7 +12,7 @@ import type { MessageResponse, Page } from '@envoi/contracts-core';
 import { Controller } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 
-import { SubAccountKeysService,type SubAccountPath } from './sub-account-keys.service';
+import { SubAccountKeysService, type SubAccountPath } from './sub-account-keys.service';
 
 function pathOf(request: SubAccountRef): SubAccountPath {
   return { parentId: request.account_id, subAccountId: request.sub_account_id };
