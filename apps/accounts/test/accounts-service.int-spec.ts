@@ -5,6 +5,7 @@ import { apiKeysSuite } from './suites/api-keys.suite';
 import { domainScopesSuite } from './suites/domain-scopes.suite';
 import { membersSuite } from './suites/members.suite';
 import { subAccountsSuite } from './suites/sub-accounts.suite';
+import { subAccountKeysSuite } from './suites/sub-account-keys.suite';
 
 /**
  * One instance of the service for every suite: instances share the `accounts` queue group, and
@@ -34,4 +35,5 @@ describe('accounts service', () => {
   apiKeyAuthSuite(getApp);
   domainScopesSuite(getApp);
   subAccountsSuite(getApp);
+  subAccountKeysSuite(getApp);
 });

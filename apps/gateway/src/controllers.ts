@@ -7,6 +7,7 @@ import { MembersController } from './v2/members.controller';
 import { MessagesController } from './v2/messages.controller';
 import { PingController } from './v2/ping.controller';
 import { SubAccountsController } from './v2/sub-accounts.controller';
+import { SubAccountApiKeysController } from './v2/sub-account-api-keys.controller';
 import { SuppressionsController } from './v2/suppressions.controller';
 
 /** Every HTTP controller of the edge, in one list the route-policy test can inspect. */
@@ -16,6 +17,7 @@ export const GATEWAY_CONTROLLERS = [
   MembersController,
   ApiKeysController,
   SubAccountsController,
+  SubAccountApiKeysController,
   DomainsController,
   SuppressionsController,
   MessagesController,

@@ -35,7 +35,10 @@ const NON_IDEMPOTENT_POSTS = new Set([
 ]);
 
 /** Creations whose 201 carries a secret: stored encrypted for minutes (spec 8). */
-const SECRET_BEARING = new Set(['POST /v2/accounts/:account_id/api-keys']);
+const SECRET_BEARING = new Set([
+  'POST /v2/accounts/:account_id/api-keys',
+  'POST /v2/accounts/:account_id/sub-accounts/:sub_account_id/api-keys',
+]);
 
 describe('route policy', () => {
   const all = routes();

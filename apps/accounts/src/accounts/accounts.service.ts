@@ -86,7 +86,11 @@ export class AccountsService {
         manager,
       );
       await this.members.addInTransaction(manager, account.id, owner.id, 'Administrator');
-      const apiKey = await this.apiKeys.createFullAccessInTransaction(manager, account.id);
+      const apiKey = await this.apiKeys.createFullAccessInTransaction(
+        manager,
+        account.id,
+        parentAccountId !== null,
+      );
       return { account: toAccountRecord(account), api_key: apiKey };
     });
   }

@@ -7,6 +7,11 @@ export const ApiKeysException = {
   invalidApiKey: () => new CodedError(AccountsErrorCode.InvalidApiKey, 'invalid API key'),
   invalidScope: (scope: string) =>
     new CodedError(AccountsErrorCode.InvalidScope, `invalid scope: ${scope}`),
+  parentOnlyScope: (scope: string) =>
+    new CodedError(
+      AccountsErrorCode.InvalidScope,
+      `scope ${scope} cannot be given to a sub account's API key`,
+    ),
   duplicateScope: (scope: string) =>
     new CodedError(AccountsErrorCode.InvalidScope, `duplicate scope: ${scope}`),
   domainNotOwned: (domain: string) =>

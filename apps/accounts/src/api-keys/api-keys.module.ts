@@ -8,10 +8,12 @@ import { ApiKeysService } from './api-keys.service';
 import { DomainEventsController } from './domain-events.controller';
 import { DomainScopesRepository } from './domain-scopes.repository';
 import { DomainScopesService } from './domain-scopes.service';
+import { SubAccountKeysController } from './sub-account-keys.controller';
+import { SubAccountKeysService } from './sub-account-keys.service';
 
 @Module({
   imports: [AccountsRepositoryModule],
-  controllers: [ApiKeysController],
+  controllers: [ApiKeysController, SubAccountKeysController],
   providers: [
     ApiKeysService,
     ApiKeysRepository,
@@ -19,6 +21,7 @@ import { DomainScopesService } from './domain-scopes.service';
     DomainScopesService,
     DomainScopesRepository,
     DomainEventsController,
+    SubAccountKeysService,
   ],
   exports: [ApiKeysService],
 })

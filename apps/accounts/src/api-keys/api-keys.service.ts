@@ -32,6 +32,7 @@ import { generateApiKey } from './api-key-secret';
 import { ApiKeysException } from './api-keys.exception';
 import { ApiKeysRepository } from './api-keys.repository';
 import { DomainScopesService } from './domain-scopes.service';
+import { isParentOnlyScope } from './sub-account-keys.rules';
 
 export const FULL_ACCESS_LABEL = 'Full access';
 
@@ -73,12 +74,19 @@ export class ApiKeysService {
     });
   }
 
-  /** Issues a full-access key inside the caller's transaction (an account's first key). */
+  /**
+   * Issues a full-access key inside the caller's transaction (an account's first key). A
+   * sub-account's has every scope but those only a parent's key may hold.
+   */
   createFullAccessInTransaction(
     manager: EntityManager,
     accountId: string,
+    isSubAccount = false,
   ): Promise<CreatedApiKeyRecord> {
-    const scopes = grantWithoutDomains(canonicalizeScopes(ALL_ACCESS_SCOPES));
+    const granted = isSubAccount
+      ? ALL_ACCESS_SCOPES.filter((scope) => !isParentOnlyScope(scope))
+      : ALL_ACCESS_SCOPES;
+    const scopes = grantWithoutDomains(canonicalizeScopes(granted));
     return this.insertKey(manager, accountId, FULL_ACCESS_LABEL, scopes, []);
   }
 

@@ -29,11 +29,20 @@ export interface AccountSession {
   path(suffix?: string): string;
 }
 
-/** A fresh account per test, created the way the admin command does (over the bus). */
+/**
+ * A fresh account per test, created the way the admin command does (over the bus); a sub-account
+ * of `parentAccountId` when given.
+ */
 export async function createAccountSession(
   name = `e2e-${randomUUID().slice(0, 8)}`,
+  parentAccountId?: string,
 ): Promise<AccountSession> {
-  const created = await (await rpc()).request(AccountsSubjects.createAccount, { name });
+  const created = await (
+    await rpc()
+  ).request(AccountsSubjects.createAccount, {
+    name,
+    ...(parentAccountId ? { parent_account_id: parentAccountId } : {}),
+  });
   const accountId = created.account.id;
   return {
     accountId,

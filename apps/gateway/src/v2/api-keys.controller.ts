@@ -11,6 +11,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from
 
 import { assertMayGrantScopes } from '../auth/scope-delegation';
 import { RequireScopes } from '../auth/scope-policy';
+import { SUB_ACCOUNT_KEY_REFUSED, TopLevelKeyOnly } from '../auth/top-level-key.guard';
 import { Idempotent } from '../http/edge-route';
 import { BodyPipe, Ctx, type RequestContext, UuidParam } from '../http/request-context';
 import { CursorCodec } from '../pagination/cursor-codec';
@@ -19,6 +20,7 @@ import { readPageRequest, toPaginatedList } from '../pagination/list-query';
 const LIST = 'api-keys';
 
 @Controller('v2/accounts/:account_id/api-keys')
+@TopLevelKeyOnly(SUB_ACCOUNT_KEY_REFUSED)
 export class ApiKeysController {
   constructor(
     private readonly rpc: RpcClient,

@@ -9,8 +9,8 @@ import type { MessageResponse, PaginatedList } from '@envoi/contracts-core';
 import { RpcClient } from '@envoi/shared-nats';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 
-import { assertParentAccountKey } from '../auth/parent-account-key';
 import { RequireScopes } from '../auth/scope-policy';
+import { PARENT_KEY_REQUIRED, TopLevelKeyOnly } from '../auth/top-level-key.guard';
 import { Idempotent } from '../http/edge-route';
 import { BodyPipe, Ctx, type RequestContext, UuidParam } from '../http/request-context';
 import { CursorCodec } from '../pagination/cursor-codec';
@@ -24,6 +24,7 @@ const LIST = 'sub-accounts';
  * whatever the order of registration.
  */
 @Controller('v2/accounts/:account_id/sub-accounts')
+@TopLevelKeyOnly(PARENT_KEY_REQUIRED)
 export class SubAccountsController {
   constructor(
     private readonly rpc: RpcClient,
@@ -36,7 +37,6 @@ export class SubAccountsController {
     @Ctx() ctx: RequestContext,
     @Query() query: Record<string, string | string[] | undefined>,
   ): Promise<PaginatedList<SubAccountRecord>> {
-    assertParentAccountKey(ctx.principal);
     const accountId = ctx.principal.account_id;
     const page = readPageRequest(query, this.cursors, accountId, LIST);
     const result = await this.rpc.request(
@@ -55,7 +55,6 @@ export class SubAccountsController {
     @Ctx() ctx: RequestContext,
     @Body(new BodyPipe(CreateSubAccountBody)) subAccount: CreateSubAccountBody,
   ): Promise<SubAccountRecord> {
-    assertParentAccountKey(ctx.principal);
     return this.rpc.request(
       AccountsSubjects.createSubAccount,
       { account_id: ctx.principal.account_id, sub_account: subAccount },
@@ -126,9 +125,8 @@ export class SubAccountsController {
     });
   }
 
-  /** The child under the caller's account; only a parent's key gets this far. */
+  /** The child under the caller's account. */
   private ref(ctx: RequestContext, subAccountId: string) {
-    assertParentAccountKey(ctx.principal);
     return { account_id: ctx.principal.account_id, sub_account_id: subAccountId };
   }
 }
