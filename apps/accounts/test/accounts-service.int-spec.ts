@@ -4,8 +4,8 @@ import { apiKeyAuthSuite } from './suites/api-key-auth.suite';
 import { apiKeysSuite } from './suites/api-keys.suite';
 import { domainScopesSuite } from './suites/domain-scopes.suite';
 import { membersSuite } from './suites/members.suite';
-import { subAccountsSuite } from './suites/sub-accounts.suite';
 import { subAccountKeysSuite } from './suites/sub-account-keys.suite';
+import { subAccountsSuite } from './suites/sub-accounts.suite';
 
 /**
  * One instance of the service for every suite: instances share the `accounts` queue group, and

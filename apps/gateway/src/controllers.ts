@@ -6,8 +6,8 @@ import { DomainsController } from './v2/domains.controller';
 import { MembersController } from './v2/members.controller';
 import { MessagesController } from './v2/messages.controller';
 import { PingController } from './v2/ping.controller';
-import { SubAccountsController } from './v2/sub-accounts.controller';
 import { SubAccountApiKeysController } from './v2/sub-account-api-keys.controller';
+import { SubAccountsController } from './v2/sub-accounts.controller';
 import { SuppressionsController } from './v2/suppressions.controller';
 
 /** Every HTTP controller of the edge, in one list the route-policy test can inspect. */

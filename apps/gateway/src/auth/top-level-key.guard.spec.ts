@@ -8,7 +8,9 @@ import { TopLevelKeyGuard, TopLevelKeyOnly } from './top-level-key.guard';
 @Controller()
 @TopLevelKeyOnly('parents only')
 class MarkedController {
-  handle(): void {}
+  handle(): string {
+    return 'handled';
+  }
 }
 
 function contextWith(principal: Partial<Principal>): ExecutionContext {
