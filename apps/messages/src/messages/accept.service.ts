@@ -663,11 +663,12 @@ export class AcceptService {
           })),
         )
       : [];
+    const timestamp = now.toISOString();
     const receptions = [
       outboxBatchEntry(
         MessagesStreamSubjects.reception,
         randomUUID(),
-        drafts.map((draft) => receptionEvent(randomUUID(), setting, body, draft)),
+        drafts.map((draft) => receptionEvent(randomUUID(), timestamp, setting, body, draft)),
       ),
     ];
     const jobs: OutboxEntry[] = chunks.jobs.map(({ id, messageIds }) =>
@@ -706,6 +707,7 @@ export class AcceptService {
 /** The `message.reception` event (reference webhooks.yaml): always a message's first. */
 function receptionEvent(
   id: string,
+  timestamp: string,
   setting: SendSetting,
   body: SendOptionsBody,
   draft: Draft,
@@ -713,7 +715,7 @@ function receptionEvent(
   return {
     id,
     type: 'message.reception',
-    timestamp: setting.now.toISOString(),
+    timestamp,
     data: {
       account_id: setting.accountId,
       event: 'on_reception',

@@ -9,6 +9,7 @@ import { MESSAGES_SCHEMA } from '../database/data-source-options';
 import { type Columns, insertRows, insertRowsStatement, type InsertStatement } from './insert-rows';
 import { MessageEntity } from './message.entity';
 import { MessageContentEntity } from './message-content.entity';
+import { parseMessageRef } from './message-ids';
 
 /** A message row as accept writes it (`seq` comes from the table). */
 export type MessageRow = Omit<MessageEntity, 'seq' | 'send'>;
@@ -253,7 +254,14 @@ function applyFilters(query: SelectQueryBuilder<MessageEntity>, filters: Message
   }
   if (filters.message_id_header !== undefined) {
     const bare = filters.message_id_header.trim().replace(/^<|>$/g, '').toLowerCase();
-    query.andWhere('message.messageIdHeader = :header', { header: `<${bare}>` });
+    // A header is always `<id@domain>`: its message is found by the id (the primary key), and
+    // a value that carries no id matches none.
+    const at = bare.indexOf('@');
+    const id = at === -1 ? null : (parseMessageRef(bare.slice(0, at))?.id ?? null);
+    query.andWhere('message.id = :headerId AND message.messageIdHeader = :header', {
+      headerId: id,
+      header: `<${bare}>`,
+    });
   }
   if (filters.tags !== undefined && filters.tags.length > 0) {
     query.andWhere('message.tags && CAST(:tags AS text[])', { tags: filters.tags });
