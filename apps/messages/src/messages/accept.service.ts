@@ -54,9 +54,13 @@ import { TrackingRepository } from '../tracking/tracking.repository';
 import { deliveryChunks, firstDeliveryJob } from './delivery-chunks';
 import { combinedInsertStatement } from './insert-rows';
 import type { MessageKind } from './message.entity';
-import { messageIdHeader, uuidv7 } from './message-ids';
+import { messageIdHeader, uuidv7, uuidv7s } from './message-ids';
 import { MessagesException } from './messages.exception';
-import { type MessageRow, MessagesRepository } from './messages.repository';
+import {
+  type MessageRecipientRow,
+  type MessageSharedRow,
+  MessagesRepository,
+} from './messages.repository';
 import { checkSchedule, type EffectiveOptions, effectiveOptions } from './send-options';
 import { type SendAttachmentRow, type SendRow, SendsRepository } from './sends.repository';
 import { composedSizeBound, type SizeParts } from './size-bound';
@@ -308,6 +312,8 @@ function acceptedEntry(
  */
 function fitReply(data: CreatedMessageRecord[]): CreateMessageResult {
   const result: CreateMessageResult = { object: 'list', data };
+  // Without substitutions to leave out there is nothing to measure.
+  if (!data.some((entry) => entry.recipient.substitutions !== undefined)) return result;
   if (Buffer.byteLength(JSON.stringify(result), 'utf8') <= INLINE_PAYLOAD_MAX_BYTES) return result;
   return {
     object: 'list',
@@ -382,6 +388,7 @@ export class AcceptService {
           positions,
         )
       : positions.map(() => given);
+    const ids = uuidv7s(positions.length, now.getTime());
     const drafts: Draft[] = [];
     const data: CreatedMessageRecord[] = [];
     for (const recipient of body.recipients) {
@@ -395,6 +402,7 @@ export class AcceptService {
       const content = contents[drafts.length] ?? given;
       const draft = this.draft(
         setting,
+        ids[drafts.length] ?? uuidv7(now.getTime()),
         content,
         [recipient],
         templated ? recipient.substitutions : undefined,
@@ -433,7 +441,7 @@ export class AcceptService {
     const draft =
       deliverable.length === 0
         ? undefined
-        : this.draft(setting, contentOf(body), deliverable, undefined);
+        : this.draft(setting, uuidv7(now.getTime()), contentOf(body), deliverable, undefined);
     const data = addresses.map((address) => {
       const reason = setting.suppressed.get(suppressionKey(address.email));
       return reason !== undefined || !draft
@@ -515,11 +523,11 @@ export class AcceptService {
 
   private draft(
     setting: SendSetting,
+    id: string,
     content: Content,
     envelope: AddressBody[],
     substitutions: Record<string, unknown> | undefined,
   ): Draft {
-    const id = uuidv7(setting.now.getTime());
     const header = messageIdHeader(id, setting.sender.domain);
     const first = envelope[0];
     if (!first) throw new Error('a message needs a recipient');
@@ -598,8 +606,7 @@ export class AcceptService {
       content: attachmentBytes(attachment),
     }));
     const chunks = deliveryChunks(drafts.map((draft) => draft.id));
-    const messages = drafts.map((draft): MessageRow => ({
-      id: draft.id,
+    const shared: MessageSharedRow = {
       accountId: setting.accountId,
       domainId: sender.domainId,
       domain: sender.domain,
@@ -607,12 +614,8 @@ export class AcceptService {
       api: request.api,
       credentialId: request.credential_id ?? null,
       sender: body.from.email,
-      recipient: draft.recipient,
-      envelopeRecipients: draft.envelope,
-      subject: draft.content.subject,
       tags: body.tags ?? [],
       status: options.firstAttemptAt ? 'Scheduled' : 'Received',
-      messageIdHeader: draft.header,
       sandbox: options.sandbox,
       sandboxResult: options.sandboxResult,
       trackOpens: options.trackOpens,
@@ -622,7 +625,6 @@ export class AcceptService {
       firstAttemptAt: options.firstAttemptAt,
       expiresAt: options.expiresAt,
       retainUntil: options.retainUntil,
-      jobId: chunks.jobIdOf(draft.id),
       createdAt: now,
       updatedAt: now,
       sentAt: null,
@@ -633,9 +635,17 @@ export class AcceptService {
       clickCount: 0,
       bounceClassification: null,
       sendId,
+      contentPurgedAt: null,
+    };
+    const messages = drafts.map((draft): MessageRecipientRow => ({
+      id: draft.id,
+      recipient: draft.recipient,
+      envelopeRecipients: draft.envelope,
+      subject: draft.content.subject,
+      messageIdHeader: draft.header,
+      jobId: chunks.jobIdOf(draft.id),
       recipientName: draft.part.recipient.name ?? null,
       substitutions: draft.part.substitutions ?? null,
-      contentPurgedAt: null,
     }));
     const sendLinks = sources.templated
       ? []
@@ -653,11 +663,12 @@ export class AcceptService {
           })),
         )
       : [];
+    const timestamp = now.toISOString();
     const receptions = [
       outboxBatchEntry(
         MessagesStreamSubjects.reception,
         randomUUID(),
-        drafts.map((draft) => receptionEvent(randomUUID(), setting, body, draft)),
+        drafts.map((draft) => receptionEvent(randomUUID(), timestamp, setting, body, draft)),
       ),
     ];
     const jobs: OutboxEntry[] = chunks.jobs.map(({ id, messageIds }) =>
@@ -670,7 +681,7 @@ export class AcceptService {
     );
     const rows = combinedInsertStatement([
       ...this.sends.insertStatements(send, attachments, sendLinks),
-      this.messages.insertMessagesStatement(messages),
+      this.messages.insertSendMessagesStatement(shared, messages),
       ...this.tracking.insertLinksStatements(messageLinks),
       enqueueOutboxStatement(this.dataSource.manager, [...receptions, ...jobs]),
     ]);
@@ -696,6 +707,7 @@ export class AcceptService {
 /** The `message.reception` event (reference webhooks.yaml): always a message's first. */
 function receptionEvent(
   id: string,
+  timestamp: string,
   setting: SendSetting,
   body: SendOptionsBody,
   draft: Draft,
@@ -703,7 +715,7 @@ function receptionEvent(
   return {
     id,
     type: 'message.reception',
-    timestamp: setting.now.toISOString(),
+    timestamp,
     data: {
       account_id: setting.accountId,
       event: 'on_reception',

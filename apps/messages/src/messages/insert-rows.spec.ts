@@ -81,6 +81,31 @@ describe('insertRowsStatement', () => {
     expect(many.parameters[0]).toHaveLength(500);
   });
 
+  it('selects each shared column as one scalar parameter, written as its rows would be', () => {
+    const ids: Columns<Row> = { id: ['uuid', (r) => r.id] };
+    const { sql, parameters } = insertRowsStatement(
+      's.t',
+      ids,
+      rows.map(({ id }) => ({ id })) as Row[],
+      {
+        columns: {
+          tags: ['text[]', (shared: Row) => shared.tags],
+          meta: ['jsonb', (shared: Row) => shared.meta],
+          at: ['timestamptz', (shared: Row) => shared.at],
+          data: ['bytea', (shared: Row) => shared.data],
+        },
+        values: { id: 'ignored', tags: ['a"b'], meta: { n: 1 }, at: null, data: Buffer.from([7]) },
+      },
+    );
+
+    expect(sql).toBe(
+      'INSERT INTO s.t ("id", "tags", "meta", "at", "data") ' +
+        'SELECT c0, $2::text[], $3::jsonb, $4::timestamptz, $5::bytea ' +
+        'FROM unnest($1::uuid[]) WITH ORDINALITY AS r(c0, n) ORDER BY n',
+    );
+    expect(parameters).toEqual([['a', 'b', 'c'], '{"a\\"b"}', '{"n":1}', null, Buffer.from([7])]);
+  });
+
   it('writes no rows as empty arrays', () => {
     const { sql, parameters } = insertRowsStatement('t', COLUMNS, []);
 

@@ -56,15 +56,23 @@ function textArray(value: unknown): string | null {
   return value === null || value === undefined ? null : textArrayLiteral(value as string[]);
 }
 
+/** The values every row of a statement shares: each sent once, as a scalar parameter. */
+export interface SharedValues<Shared> {
+  columns: Columns<Shared>;
+  values: Shared;
+}
+
 /**
  * `INSERT INTO table (…) SELECT … FROM unnest($1::t1[], $2::t2[], …)`: one parameter per column
  * (one per row for bytea), whatever the number of rows. Rows keep their order (identity columns
- * number them as given).
+ * number them as given). The `shared` columns, the same in every row, are selected as one scalar
+ * parameter each, so their values are neither repeated per row nor expanded by unnest.
  */
-export function insertRowsStatement<Row>(
+export function insertRowsStatement<Row, Shared = never>(
   table: string,
   columns: Columns<Row>,
   rows: readonly Row[],
+  shared?: SharedValues<Shared>,
 ): InsertStatement {
   const parameters: unknown[] = [];
   const parameter = (value: unknown): string => {
@@ -76,7 +84,7 @@ export function insertRowsStatement<Row>(
   const selected: string[] = [];
   for (const [name, [type, read]] of Object.entries(columns)) {
     const values = rows.map(read);
-    const alias = `c${names.length}`;
+    const alias = `c${arrays.length}`;
     names.push(`"${name}"`);
     switch (type) {
       case 'bytea':
@@ -105,13 +113,36 @@ export function insertRowsStatement<Row>(
         break;
     }
   }
-  const aliases = names.map((_, index) => `c${index}`);
+  for (const [name, [type, read]] of Object.entries(shared?.columns ?? {})) {
+    names.push(`"${name}"`);
+    selected.push(`${parameter(scalarParameter(type, shared && read(shared.values)))}::${type}`);
+  }
+  const aliases = arrays.map((_, index) => `c${index}`);
   const sql =
     `INSERT INTO ${table} (${names.join(', ')}) ` +
     `SELECT ${selected.join(', ')} ` +
     `FROM unnest(${arrays.join(', ')}) WITH ORDINALITY AS r(${aliases.join(', ')}, n) ` +
     'ORDER BY n';
   return { sql, parameters };
+}
+
+/** A shared column's value as its one parameter (as a row's value would travel in its array). */
+function scalarParameter(type: ColumnType, value: unknown): unknown {
+  switch (type) {
+    case 'text[]':
+      return textArray(value);
+    case 'jsonb':
+    case 'json':
+      return jsonText(value);
+    case 'uuid':
+    case 'text':
+    case 'boolean':
+    case 'smallint':
+    case 'integer':
+    case 'timestamptz':
+    case 'bytea':
+      return value ?? null;
+  }
 }
 
 /**

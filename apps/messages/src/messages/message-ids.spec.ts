@@ -1,4 +1,4 @@
-import { messageIdHeader, parseMessageRef, uuidv7 } from './message-ids';
+import { messageIdHeader, parseMessageRef, uuidv7, uuidv7s } from './message-ids';
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -48,4 +48,15 @@ describe('message ids', () => {
       expect(parseMessageRef(raw)).toBeNull();
     },
   );
+});
+
+describe('uuidv7s', () => {
+  it('makes as many distinct version 7 uuids of the given millisecond', () => {
+    const ids = uuidv7s(500, 0x0189_1234_5678);
+
+    expect(ids).toHaveLength(500);
+    expect(ids.every((id) => UUID_V7.test(id) && id.startsWith('01891234-5678-7'))).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(uuidv7s(0)).toEqual([]);
+  });
 });

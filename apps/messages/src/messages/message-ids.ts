@@ -20,6 +20,14 @@ export function uuidv7(nowMs: number = Date.now(), random: Buffer = randomBytes(
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
+/** `count` UUIDv7s of the same millisecond, their random bits drawn together. */
+export function uuidv7s(count: number, nowMs: number = Date.now()): string[] {
+  const random = randomBytes(10 * count);
+  return Array.from({ length: count }, (_, index) =>
+    uuidv7(nowMs, random.subarray(10 * index, 10 * index + 10)),
+  );
+}
+
 /** The Message-ID header of a message: `<id@domain>` (platform notes 2.3). */
 export function messageIdHeader(id: string, domain: string): string {
   return `<${id}@${domain}>`;

@@ -17,7 +17,6 @@ export type MessageKind = 'message' | 'conversation';
  */
 @Entity({ name: 'messages' })
 @Index('messages_account_id_seq_idx', ['accountId', 'seq'])
-@Index('messages_account_id_message_id_header_idx', ['accountId', 'messageIdHeader'])
 @Index('messages_envelope_recipients_idx', ['envelopeRecipients'], { type: 'gin' })
 @Index('messages_tags_idx', ['tags'], { type: 'gin' })
 @Index('messages_retain_until_idx', ['retainUntil'])
@@ -27,8 +26,7 @@ export class MessageEntity {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'messages_pkey' })
   id!: string;
 
-  /** Keyset position for lists; never exposed. */
-  @Index('messages_seq_key', { unique: true })
+  /** Keyset position for lists (after the account: messages_account_id_seq_idx); never exposed. */
   @Column({ type: 'bigint', generated: 'identity', generatedIdentity: 'ALWAYS', update: false })
   seq!: string;
 

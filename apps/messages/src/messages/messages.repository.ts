@@ -9,15 +9,39 @@ import { MESSAGES_SCHEMA } from '../database/data-source-options';
 import { type Columns, insertRows, insertRowsStatement, type InsertStatement } from './insert-rows';
 import { MessageEntity } from './message.entity';
 import { MessageContentEntity } from './message-content.entity';
+import { parseMessageRef } from './message-ids';
 
 /** A message row as accept writes it (`seq` comes from the table). */
 export type MessageRow = Omit<MessageEntity, 'seq' | 'send'>;
 
-/** A content row as accept writes it. */
-export type MessageContentRow = Omit<MessageContentEntity, 'message'>;
+/** What is the recipient's own in a message row of a send. */
+export type MessageRecipientRow = Pick<
+  MessageRow,
+  | 'id'
+  | 'recipient'
+  | 'envelopeRecipients'
+  | 'subject'
+  | 'messageIdHeader'
+  | 'jobId'
+  | 'recipientName'
+  | 'substitutions'
+>;
 
-const MESSAGE_COLUMNS: Columns<MessageRow> = {
+/** What every message row of a send holds alike. */
+export type MessageSharedRow = Omit<MessageRow, keyof MessageRecipientRow>;
+
+const RECIPIENT_COLUMNS: Columns<MessageRecipientRow> = {
   id: ['uuid', (row) => row.id],
+  recipient: ['text', (row) => row.recipient],
+  envelope_recipients: ['text[]', (row) => row.envelopeRecipients],
+  subject: ['text', (row) => row.subject],
+  message_id_header: ['text', (row) => row.messageIdHeader],
+  job_id: ['uuid', (row) => row.jobId],
+  recipient_name: ['text', (row) => row.recipientName],
+  substitutions: ['json', (row) => row.substitutions],
+};
+
+const SHARED_COLUMNS: Columns<MessageSharedRow> = {
   account_id: ['uuid', (row) => row.accountId],
   domain_id: ['uuid', (row) => row.domainId],
   domain: ['text', (row) => row.domain],
@@ -25,12 +49,8 @@ const MESSAGE_COLUMNS: Columns<MessageRow> = {
   api: ['text', (row) => row.api],
   credential_id: ['uuid', (row) => row.credentialId],
   sender: ['text', (row) => row.sender],
-  recipient: ['text', (row) => row.recipient],
-  envelope_recipients: ['text[]', (row) => row.envelopeRecipients],
-  subject: ['text', (row) => row.subject],
   tags: ['text[]', (row) => row.tags],
   status: ['text', (row) => row.status],
-  message_id_header: ['text', (row) => row.messageIdHeader],
   sandbox: ['boolean', (row) => row.sandbox],
   sandbox_result: ['text', (row) => row.sandboxResult],
   track_opens: ['boolean', (row) => row.trackOpens],
@@ -40,7 +60,6 @@ const MESSAGE_COLUMNS: Columns<MessageRow> = {
   first_attempt_at: ['timestamptz', (row) => row.firstAttemptAt],
   expires_at: ['timestamptz', (row) => row.expiresAt],
   retain_until: ['timestamptz', (row) => row.retainUntil],
-  job_id: ['uuid', (row) => row.jobId],
   created_at: ['timestamptz', (row) => row.createdAt],
   updated_at: ['timestamptz', (row) => row.updatedAt],
   sent_at: ['timestamptz', (row) => row.sentAt],
@@ -51,10 +70,14 @@ const MESSAGE_COLUMNS: Columns<MessageRow> = {
   click_count: ['integer', (row) => row.clickCount],
   bounce_classification: ['text', (row) => row.bounceClassification],
   send_id: ['uuid', (row) => row.sendId],
-  recipient_name: ['text', (row) => row.recipientName],
-  substitutions: ['json', (row) => row.substitutions],
   content_purged_at: ['timestamptz', (row) => row.contentPurgedAt],
 };
+
+/** Every column of a message row, each read from the row itself. */
+const MESSAGE_COLUMNS: Columns<MessageRow> = { ...RECIPIENT_COLUMNS, ...SHARED_COLUMNS };
+
+/** A content row as accept writes it. */
+export type MessageContentRow = Omit<MessageContentEntity, 'message'>;
 
 const CONTENT_COLUMNS: Columns<MessageContentRow> = {
   message_id: ['uuid', (row) => row.messageId],
@@ -125,9 +148,18 @@ export class MessagesRepository {
     return insertRows(manager, `${MESSAGES_SCHEMA}.messages`, MESSAGE_COLUMNS, rows);
   }
 
-  /** The INSERT of {@link insertMessages}, to run as part of a statement of the caller's. */
-  insertMessagesStatement(rows: readonly MessageRow[]): InsertStatement {
-    return insertRowsStatement(`${MESSAGES_SCHEMA}.messages`, MESSAGE_COLUMNS, rows);
+  /**
+   * The INSERT of a send's messages, to run as part of a statement of the caller's: one array
+   * per column the recipients' rows differ in, one value for each column they share.
+   */
+  insertSendMessagesStatement(
+    shared: MessageSharedRow,
+    recipients: readonly MessageRecipientRow[],
+  ): InsertStatement {
+    return insertRowsStatement(`${MESSAGES_SCHEMA}.messages`, RECIPIENT_COLUMNS, recipients, {
+      columns: SHARED_COLUMNS,
+      values: shared,
+    });
   }
 
   /** One INSERT of every content row. */
@@ -222,7 +254,14 @@ function applyFilters(query: SelectQueryBuilder<MessageEntity>, filters: Message
   }
   if (filters.message_id_header !== undefined) {
     const bare = filters.message_id_header.trim().replace(/^<|>$/g, '').toLowerCase();
-    query.andWhere('message.messageIdHeader = :header', { header: `<${bare}>` });
+    // A header is always `<id@domain>`: its message is found by the id (the primary key), and
+    // a value that carries no id matches none.
+    const at = bare.indexOf('@');
+    const id = at === -1 ? null : (parseMessageRef(bare.slice(0, at))?.id ?? null);
+    query.andWhere('message.id = :headerId AND message.messageIdHeader = :header', {
+      headerId: id,
+      header: `<${bare}>`,
+    });
   }
   if (filters.tags !== undefined && filters.tags.length > 0) {
     query.andWhere('message.tags && CAST(:tags AS text[])', { tags: filters.tags });

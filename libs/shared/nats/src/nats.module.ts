@@ -25,6 +25,8 @@ export async function connectNats(options: NatsModuleOptions): Promise<NatsConne
     name: options.name,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
+    // No Error captured per request for its stack (two per JetStream publish of the relay).
+    noAsyncTraces: true,
   });
 }
 
