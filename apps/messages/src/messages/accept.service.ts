@@ -19,6 +19,7 @@ import {
   type SendOptionsBody,
   type UploadRef,
 } from '@envoi/contracts-messages';
+import { preparedQuery } from '@envoi/shared-database';
 import { NATS_CONNECTION, takeUpload, UploadUnavailableError } from '@envoi/shared-nats';
 import {
   enqueueOutboxStatement,
@@ -675,13 +676,14 @@ export class AcceptService {
       enqueueOutboxStatement(this.dataSource.manager, [...receptions, ...jobs]),
     ]);
     if (!rows) return;
+    // Its text depends only on which tables get rows and the number of attachments: prepared.
     if (request.idempotency === undefined) {
       // One statement is atomic on its own: no BEGIN and COMMIT round trips.
-      await this.dataSource.query(rows.sql, rows.parameters);
+      await preparedQuery(this.dataSource.manager, rows.sql, rows.parameters);
     } else {
       await this.dataSource.transaction(async (manager) => {
         await this.acceptedRequests.record(manager, request, reply);
-        await manager.query(rows.sql, rows.parameters);
+        await preparedQuery(manager, rows.sql, rows.parameters);
       });
     }
     this.outbox.notify();
