@@ -73,6 +73,7 @@ export class OutboxRelay {
   private wakeRequested = false;
   private streamReady = false;
   private nextBatchSize: number;
+  private nextPurgeAt = 0;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -181,7 +182,10 @@ export class OutboxRelay {
     this.timer.unref();
   }
 
-  /** Publishes batches while they come full, then purges; true when more may be due. */
+  /**
+   * Publishes batches while they come full, then purges (at most once per `intervalMs` unless the
+   * last purge was full); true when more may be due.
+   */
   private async run(): Promise<boolean> {
     try {
       let full = true;
@@ -194,7 +198,12 @@ export class OutboxRelay {
             )
           : this.options.batchSize;
       }
-      if (!this.stopped) await this.purge();
+      if (!this.stopped && Date.now() >= this.nextPurgeAt) {
+        const purged = await this.purge();
+        // Under load runs follow each other closely; a full purge may have left more behind.
+        this.nextPurgeAt =
+          purged >= this.options.purgeBatchSize ? 0 : Date.now() + this.options.intervalMs;
+      }
       return full;
     } catch (error) {
       this.logger.warn(
