@@ -38,6 +38,7 @@ import {
   attachmentBytes,
   checkContentRules,
   type ComposeAddress,
+  composedSizeUpperBound,
   type ComposeInput,
   composeMime,
   ContentRuleError,
@@ -151,13 +152,26 @@ function applyContentRules(body: SendOptionsBody, kind: MessageKind): void {
   }
 }
 
-/** The MIME message; its own header checks (defence in depth) are content rules too. */
+/** Composition's own header checks (defence in depth) are content rules too: 400s. */
+function asContentRuleAnswer(error: unknown): unknown {
+  return error instanceof ContentRuleError ? MessagesException.invalid(error.message) : error;
+}
+
+/** The MIME message. */
 async function compose(input: ComposeInput): Promise<Buffer> {
   try {
     return await composeMime(input);
   } catch (error) {
-    if (error instanceof ContentRuleError) throw MessagesException.invalid(error.message);
-    throw error;
+    throw asContentRuleAnswer(error);
+  }
+}
+
+/** An upper bound of the message's size when it can be had without composing it. */
+function sizeUpperBound(input: ComposeInput): number | undefined {
+  try {
+    return composedSizeUpperBound(input);
+  } catch (error) {
+    throw asContentRuleAnswer(error);
   }
 }
 
@@ -192,20 +206,15 @@ function utf8Bytes(value: string | undefined): number {
 }
 
 /**
- * The size limits without composing every message: the first one is composed (its content
- * rules checked on the way) and the others bounded from it (see composedSizeBound). When a
- * bound does not fit, the messages are composed and measured one by one instead, so a request
- * is refused only for its real sizes, with the same answers as before.
+ * Whether every message fits the limits, given `size`, at least the size of the first one
+ * composed: the others are bounded from it (see composedSizeBound).
  */
-async function checkSizes(
+function boundsFit(
   drafts: readonly Draft[],
   prepared: (index: number) => PreparedMessage | undefined,
-  inputOf: (draft: Draft) => ComposeInput,
-): Promise<void> {
-  const [first, ...others] = drafts;
-  const representative = prepared(0);
-  if (!first || !representative) return;
-  const size = (await compose(representative.input)).length;
+  representative: PreparedMessage,
+  size: number,
+): boolean {
   const partsOf = (draft: Draft, index: number): SizeParts => {
     const input = prepared(index)?.input;
     return {
@@ -215,6 +224,8 @@ async function checkSizes(
       trackedHtmlBytes: utf8Bytes((input ?? representative.input).html),
     };
   };
+  const [first, ...others] = drafts;
+  if (!first) return true;
   const given = partsOf(first, 0);
   let total = size;
   let fits = size <= MESSAGE_MAX_BYTES && total <= SEND_MAX_BYTES;
@@ -225,7 +236,28 @@ async function checkSizes(
     total += bound;
     fits = bound <= MESSAGE_MAX_BYTES && total <= SEND_MAX_BYTES;
   }
-  if (!fits) await composeWithinLimits(drafts, inputOf);
+  return fits;
+}
+
+/**
+ * The size limits without composing every message: the first one is bounded without composing
+ * when its shape allows (composedSizeUpperBound), else composed (its content rules checked on
+ * the way), and the others bounded from it. When a bound does not fit, the messages are composed
+ * and measured one by one instead, so a request is refused only for its real sizes, with the
+ * same answers as before.
+ */
+async function checkSizes(
+  drafts: readonly Draft[],
+  prepared: (index: number) => PreparedMessage | undefined,
+  inputOf: (draft: Draft) => ComposeInput,
+): Promise<void> {
+  const representative = prepared(0);
+  if (drafts.length === 0 || !representative) return;
+  const upperBound = sizeUpperBound(representative.input);
+  if (upperBound !== undefined && boundsFit(drafts, prepared, representative, upperBound)) return;
+  const size = (await compose(representative.input)).length;
+  if (!boundsFit(drafts, prepared, representative, size))
+    await composeWithinLimits(drafts, inputOf);
 }
 
 /**
