@@ -9,6 +9,7 @@ export {
 } from './content-rules';
 export type { ComposeAddress, ComposeInput } from './mime';
 export { composeMime, parseMime } from './mime';
+export { composedSizeUpperBound } from './mime-size-bound';
 export type { MessageTemplates, RenderOptions, TemplateField } from './templates';
 export {
   mergeSubstitutions,

@@ -209,7 +209,8 @@ function attachment(body: AttachmentBody): MailComposerAttachment {
   };
 }
 
-function assertSafe(input: ComposeInput): void {
+/** The header-bound values checked again (defence in depth), as {@link composeMime} does first. */
+export function assertSafe(input: ComposeInput): void {
   if (!MESSAGE_ID.test(input.messageId)) {
     throw new Error(
       `messageId must have the form <id@domain>, got ${JSON.stringify(input.messageId)}`,

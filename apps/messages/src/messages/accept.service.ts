@@ -19,6 +19,7 @@ import {
   type SendOptionsBody,
   type UploadRef,
 } from '@envoi/contracts-messages';
+import { preparedQuery } from '@envoi/shared-database';
 import { NATS_CONNECTION, takeUpload, UploadUnavailableError } from '@envoi/shared-nats';
 import {
   enqueueOutboxStatement,
@@ -37,6 +38,7 @@ import {
   attachmentBytes,
   checkContentRules,
   type ComposeAddress,
+  composedSizeUpperBound,
   type ComposeInput,
   composeMime,
   ContentRuleError,
@@ -154,13 +156,26 @@ function applyContentRules(body: SendOptionsBody, kind: MessageKind): void {
   }
 }
 
-/** The MIME message; its own header checks (defence in depth) are content rules too. */
+/** Composition's own header checks (defence in depth) are content rules too: 400s. */
+function asContentRuleAnswer(error: unknown): unknown {
+  return error instanceof ContentRuleError ? MessagesException.invalid(error.message) : error;
+}
+
+/** The MIME message. */
 async function compose(input: ComposeInput): Promise<Buffer> {
   try {
     return await composeMime(input);
   } catch (error) {
-    if (error instanceof ContentRuleError) throw MessagesException.invalid(error.message);
-    throw error;
+    throw asContentRuleAnswer(error);
+  }
+}
+
+/** An upper bound of the message's size when it can be had without composing it. */
+function sizeUpperBound(input: ComposeInput): number | undefined {
+  try {
+    return composedSizeUpperBound(input);
+  } catch (error) {
+    throw asContentRuleAnswer(error);
   }
 }
 
@@ -195,20 +210,15 @@ function utf8Bytes(value: string | undefined): number {
 }
 
 /**
- * The size limits without composing every message: the first one is composed (its content
- * rules checked on the way) and the others bounded from it (see composedSizeBound). When a
- * bound does not fit, the messages are composed and measured one by one instead, so a request
- * is refused only for its real sizes, with the same answers as before.
+ * Whether every message fits the limits, given `size`, at least the size of the first one
+ * composed: the others are bounded from it (see composedSizeBound).
  */
-async function checkSizes(
+function boundsFit(
   drafts: readonly Draft[],
   prepared: (index: number) => PreparedMessage | undefined,
-  inputOf: (draft: Draft) => ComposeInput,
-): Promise<void> {
-  const [first, ...others] = drafts;
-  const representative = prepared(0);
-  if (!first || !representative) return;
-  const size = (await compose(representative.input)).length;
+  representative: PreparedMessage,
+  size: number,
+): boolean {
   const partsOf = (draft: Draft, index: number): SizeParts => {
     const input = prepared(index)?.input;
     return {
@@ -218,6 +228,8 @@ async function checkSizes(
       trackedHtmlBytes: utf8Bytes((input ?? representative.input).html),
     };
   };
+  const [first, ...others] = drafts;
+  if (!first) return true;
   const given = partsOf(first, 0);
   let total = size;
   let fits = size <= MESSAGE_MAX_BYTES && total <= SEND_MAX_BYTES;
@@ -228,7 +240,28 @@ async function checkSizes(
     total += bound;
     fits = bound <= MESSAGE_MAX_BYTES && total <= SEND_MAX_BYTES;
   }
-  if (!fits) await composeWithinLimits(drafts, inputOf);
+  return fits;
+}
+
+/**
+ * The size limits without composing every message: the first one is bounded without composing
+ * when its shape allows (composedSizeUpperBound), else composed (its content rules checked on
+ * the way), and the others bounded from it. When a bound does not fit, the messages are composed
+ * and measured one by one instead, so a request is refused only for its real sizes, with the
+ * same answers as before.
+ */
+async function checkSizes(
+  drafts: readonly Draft[],
+  prepared: (index: number) => PreparedMessage | undefined,
+  inputOf: (draft: Draft) => ComposeInput,
+): Promise<void> {
+  const representative = prepared(0);
+  if (drafts.length === 0 || !representative) return;
+  const upperBound = sizeUpperBound(representative.input);
+  if (upperBound !== undefined && boundsFit(drafts, prepared, representative, upperBound)) return;
+  const size = (await compose(representative.input)).length;
+  if (!boundsFit(drafts, prepared, representative, size))
+    await composeWithinLimits(drafts, inputOf);
 }
 
 /**
@@ -686,13 +719,14 @@ export class AcceptService {
       enqueueOutboxStatement(this.dataSource.manager, [...receptions, ...jobs]),
     ]);
     if (!rows) return;
+    // Its text depends only on which tables get rows and the number of attachments: prepared.
     if (request.idempotency === undefined) {
       // One statement is atomic on its own: no BEGIN and COMMIT round trips.
-      await this.dataSource.query(rows.sql, rows.parameters);
+      await preparedQuery(this.dataSource.manager, rows.sql, rows.parameters);
     } else {
       await this.dataSource.transaction(async (manager) => {
         await this.acceptedRequests.record(manager, request, reply);
-        await manager.query(rows.sql, rows.parameters);
+        await preparedQuery(manager, rows.sql, rows.parameters);
       });
     }
     this.outbox.notify();

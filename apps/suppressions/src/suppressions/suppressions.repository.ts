@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
 import type { Page, PageRequest } from '@envoi/contracts-core';
-import { keysetPage } from '@envoi/shared-database';
+import { keysetPage, preparedQuery } from '@envoi/shared-database';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
@@ -212,7 +212,9 @@ export class SuppressionsRepository {
     emails: readonly string[],
     senderDomain: string,
   ): Promise<Map<string, string | null>> {
-    const rows = await this.dataSource.query<Array<{ email: string; reason: string | null }>>(
+    // Asked for every send: prepared once per connection.
+    const rows = await preparedQuery<{ email: string; reason: string | null }>(
+      this.dataSource.manager,
       CHECK_SQL,
       [accountId, emails, senderDomain],
     );

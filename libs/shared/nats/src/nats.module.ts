@@ -25,7 +25,8 @@ export async function connectNats(options: NatsModuleOptions): Promise<NatsConne
     name: options.name,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
-    // No Error captured per request for its stack (two per JetStream publish of the relay).
+    // No Error (a captured stack) made ahead for every request and JetStream publication, in
+    // case it fails: errors keep their codes, only the caller's stack is left out.
     noAsyncTraces: true,
   });
 }

@@ -1,3 +1,4 @@
+import { preparedQuery } from '@envoi/shared-database';
 import type { EntityManager } from 'typeorm';
 
 import { OUTBOX_BATCH_KEY } from './outbox';
@@ -51,7 +52,8 @@ export async function claimDueMessages(
   table: string,
   maxMessages: number,
 ): Promise<ClaimedMessage[]> {
-  return manager.query<ClaimedMessage[]>(claimStatement(table), [maxMessages]);
+  // Run for every batch: prepared once per connection.
+  return preparedQuery<ClaimedMessage>(manager, claimStatement(table), [maxMessages]);
 }
 
 export async function markPublished(
@@ -60,9 +62,11 @@ export async function markPublished(
   rowIds: readonly string[],
 ): Promise<void> {
   if (rowIds.length === 0) return;
-  await manager.query(`UPDATE ${table} SET published_at = now() WHERE id = ANY($1::uuid[])`, [
-    rowIds,
-  ]);
+  await preparedQuery(
+    manager,
+    `UPDATE ${table} SET published_at = now() WHERE id = ANY($1::uuid[])`,
+    [rowIds],
+  );
 }
 
 export async function recordFailure(

@@ -16,6 +16,12 @@ export interface OutboxRelayOptions {
   maxBatchSize: number;
   /** Pause between runs when there is nothing to publish (a notify() cuts it short). */
   intervalMs: number;
+  /**
+   * A notify() starts a run at once, unless one started less than this long ago: then it starts
+   * this long after that one. Under load the commits of that time are published together, in
+   * one claim, instead of a run for almost every one.
+   */
+  wakeDelayMs: number;
   /** Batches at most per run, before the relay purges and starts another run. */
   maxBatchesPerRun: number;
   /** How long to wait for the stream's acknowledgement of one event. */
@@ -30,6 +36,7 @@ export const DEFAULT_OUTBOX_RELAY_OPTIONS: Omit<OutboxRelayOptions, 'stream'> = 
   batchSize: 100,
   maxBatchSize: 3_200,
   intervalMs: 1_000,
+  wakeDelayMs: 20,
   maxBatchesPerRun: 10,
   publishTimeoutMs: 5_000,
   retentionMs: 24 * 3_600_000,
@@ -73,6 +80,8 @@ export class OutboxRelay {
   private wakeRequested = false;
   private streamReady = false;
   private nextBatchSize: number;
+  private nextPurgeAt = 0;
+  private lastRunStartedAt = 0;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -95,7 +104,12 @@ export class OutboxRelay {
       this.wakeRequested = true;
       return;
     }
-    this.schedule(0);
+    this.schedule(this.wakeDelay());
+  }
+
+  /** How long a wake waits: until `wakeDelayMs` after the last run started. */
+  private wakeDelay(): number {
+    return Math.max(0, this.lastRunStartedAt + this.options.wakeDelayMs - Date.now());
   }
 
   /** Waits for the run in progress, then stops. */
@@ -170,18 +184,22 @@ export class OutboxRelay {
   private schedule(delayMs: number): void {
     clearTimeout(this.timer);
     this.timer = setTimeout(() => {
+      this.lastRunStartedAt = Date.now();
       this.running = this.run().then((moreDue) => {
         this.running = undefined;
         if (this.stopped) return;
-        const wake = this.wakeRequested || moreDue;
+        const woken = this.wakeRequested;
         this.wakeRequested = false;
-        this.schedule(wake ? 0 : this.options.intervalMs);
+        this.schedule(moreDue ? 0 : woken ? this.wakeDelay() : this.options.intervalMs);
       });
     }, delayMs);
     this.timer.unref();
   }
 
-  /** Publishes batches while they come full, then purges; true when more may be due. */
+  /**
+   * Publishes batches while they come full, then purges (at most once per `intervalMs` unless the
+   * last purge was full); true when more may be due.
+   */
   private async run(): Promise<boolean> {
     try {
       let full = true;
@@ -194,7 +212,12 @@ export class OutboxRelay {
             )
           : this.options.batchSize;
       }
-      if (!this.stopped) await this.purge();
+      if (!this.stopped && Date.now() >= this.nextPurgeAt) {
+        const purged = await this.purge();
+        // Under load runs follow each other closely; a full purge may have left more behind.
+        this.nextPurgeAt =
+          purged >= this.options.purgeBatchSize ? 0 : Date.now() + this.options.intervalMs;
+      }
       return full;
     } catch (error) {
       this.logger.warn(

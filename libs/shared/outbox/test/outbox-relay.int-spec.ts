@@ -134,6 +134,14 @@ describe('OutboxRelay (real PostgreSQL and JetStream)', () => {
     return rows.map((row) => row.id);
   }
 
+  async function drained(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while ((await unpublishedRows()).length > 0) {
+      if (Date.now() > deadline) throw new Error(`outbox not drained in ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
   it('publishes each event of a batch row as its own message, in row and event order', async () => {
     const context = { requestId: `req-${randomUUID()}`, traceparent: newTraceparent() };
     const single = testEvent(0);
@@ -243,6 +251,28 @@ describe('OutboxRelay (real PostgreSQL and JetStream)', () => {
     expect(left.map((row) => row.id)).toEqual([recent, pending]);
   });
 
+  it('publishes what commits while a run is busy after wakeDelayMs, together in one claim', async () => {
+    const running = relay({ intervalMs: 60_000, wakeDelayMs: 400 });
+    running.start();
+    try {
+      // A commit every 5 ms or so, each notified: without the delay almost every one would have
+      // a run (and a claim) of its own.
+      for (let n = 0; n < 40; n++) {
+        await enqueue([outboxEntry(subjectA, randomUUID(), testEvent(n))]);
+        running.notify();
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      await drained(10_000);
+    } finally {
+      await running.stop();
+    }
+    // Rows marked in one claim share its transaction's now().
+    const [row] = await dataSource.query<Array<{ claims: number }>>(
+      `SELECT count(DISTINCT published_at)::int AS claims FROM ${table}`,
+    );
+    expect(row?.claims).toBeLessThanOrEqual(4);
+  });
+
   describe('under load', () => {
     /** Sends per second, each of RECIPIENTS messages: a batch row of reception-like events and
      * one job-like row per recipient, as accept writes them. */
@@ -268,14 +298,6 @@ describe('OutboxRelay (real PostgreSQL and JetStream)', () => {
            FROM ${table} WHERE published_at IS NULL`,
       );
       return row?.lag ?? 0;
-    }
-
-    async function drained(timeoutMs: number): Promise<void> {
-      const deadline = Date.now() + timeoutMs;
-      while ((await unpublishedRows()).length > 0) {
-        if (Date.now() > deadline) throw new Error(`outbox not drained in ${timeoutMs} ms`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
     }
 
     it(`keeps the oldest unpublished row under 1 s old while ${ROWS} rows come in`, async () => {
