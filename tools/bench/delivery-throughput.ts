@@ -29,6 +29,7 @@ import {
   sendThroughApi,
   startDeliveryStack,
 } from './delivery-pipeline';
+import { type WorkQueueFigures, workQueueLines, WorkQueueSampler } from './delivery-queue';
 import {
   type Arrival,
   type ReceiptCollector,
@@ -413,6 +414,8 @@ interface EnvoiFigures {
   state: DeliveryState;
   apiSampleChecked: number;
   stages: StageFigures[] | null;
+  /** Where the delivery jobs waited (in the stream, held by a worker) while the case ran. */
+  workQueue: WorkQueueFigures | null;
   /**
    * CPU ms per message by process: live, from the first request until every status settled
    * (accepting included); backlog, from the restarted delivery's readiness until then.
@@ -430,6 +433,14 @@ interface EnvoiTarget {
   cpu: ProcessCpu;
   dns: DnsTestServer;
   delivery: DeliveryControl;
+  natsUrl: string;
+}
+
+/** How often the delivery work queue is sampled while a case runs. */
+const QUEUE_SAMPLE_MS = 100;
+
+function sampleWorkQueue(target: EnvoiTarget): Promise<WorkQueueSampler> {
+  return WorkQueueSampler.start(target.natsUrl, QUEUE_SAMPLE_MS, SETTINGS.runTimeoutMs);
 }
 
 /**
@@ -454,6 +465,7 @@ async function runEnvoi(
     context.log(`Envoi backlog: delivery service ${await target.delivery.stop()}`);
   }
   const dnsBefore = target.dns.queries.length;
+  let queue = mode === 'live' ? await sampleWorkQueue(target) : null;
   const beforeSend = cpu.snapshot();
   const sent = await sendThroughApi(
     target.gateway,
@@ -475,6 +487,7 @@ async function runEnvoi(
     }
     context.log('Envoi backlog: every job is queued; starting a delivery process');
     await target.delivery.start();
+    queue = await sampleWorkQueue(target);
     windowStart = cpu.snapshot();
     windowStartAt = Date.now();
     costStart = windowStart;
@@ -487,6 +500,7 @@ async function runEnvoi(
   });
   const delivered = cpu.snapshot();
   const deliveredAt = Date.now();
+  const workQueue = (await queue?.stop()) ?? null;
   const dnsQueries = target.dns.queries.length - dnsBefore;
   context.log(`Envoi ${mode}: every message arrived; waiting for every status to be Delivered`);
   const uuids = [...sent.byRecipient.values()].map((accepted) => accepted.uuid);
@@ -556,6 +570,7 @@ async function runEnvoi(
       state: settled.state,
       apiSampleChecked: sample.checked,
       stages,
+      workQueue,
       cpuMsPerMessage: perUnit(cpuBetween(costStart, settledSnapshot), SETTINGS.messages),
       coreShareWhileDelivering:
         windowMs >= 500 ? perUnit(cpuBetween(windowStart, delivered), windowMs) : null,
@@ -608,6 +623,8 @@ interface HalfRateFigures extends OpenLoopLatency {
   liveDeliveredPerSecond: number;
   messages: number;
   stages: StageFigures[] | null;
+  /** Where the delivery jobs waited (in the stream, held by a worker) while the sends ran. */
+  workQueue: WorkQueueFigures | null;
   /** CPU ms per message from the first send until every message arrived. */
   cpuMsPerMessage: Record<string, number> | null;
 }
@@ -627,6 +644,7 @@ async function measureHalfRate(
   const ratePerSecond = liveDeliveredPerSecond / 2;
   const byRecipient = new Map<string, Accepted>();
   let next = 0;
+  const queue = await sampleWorkQueue(target);
   const startedAt = Date.now();
   const before = target.cpu.snapshot();
   const sample = await runOpenLoop({
@@ -663,6 +681,7 @@ async function measureHalfRate(
     what: 'Envoi at half rate',
   });
   const spent = cpuBetween(before, target.cpu.snapshot());
+  const workQueue = await queue.stop();
   const uuids = [...byRecipient.values()].map((accepted) => accepted.uuid);
   const settled = await target.database.waitForStatus(
     uuids,
@@ -689,6 +708,7 @@ async function measureHalfRate(
       liveDeliveredPerSecond,
       messages: byRecipient.size,
       stages,
+      workQueue,
       cpuMsPerMessage: perUnit(spent, Math.max(1, byRecipient.size)),
     },
     problems: problems.map((problem) => `Envoi at half rate: ${problem}`),
@@ -785,6 +805,7 @@ function printEnvoiDetails(envoi: EnvoiFigures): void {
     `  checks: ${envoi.state.statuses['Delivered'] ?? 0} of ${envoi.messages} Delivered (${envoi.settledMs === null ? 'NOT settled' : `${integer(envoi.settledMs)} ms after the last arrival`}), ${envoi.state.attempts} attempts, ${envoi.state.retried} retried, ${envoi.apiSampleChecked} read back through the API; ${fixed(envoi.dnsQueriesPerMessage, 1)} DNS questions per message`,
   );
   for (const line of stageLines(envoi.stages)) console.log(`  ${line}`);
+  for (const line of workQueueLines(envoi.workQueue)) console.log(`  ${line}`);
   console.log(
     `  CPU ms per message (${envoi.mode === 'live' ? 'accepting included' : 'delivery only'}): ${cpuEntries(envoi.cpuMsPerMessage, (value) => value.toFixed(2))}`,
   );
@@ -861,6 +882,7 @@ function printHalfRate(figures: HalfRateFigures): void {
     `  202 → in the sink: p50 ${integer(figures.latencyP50Ms)} ms, p99 ${integer(figures.latencyP99Ms)} ms, max ${integer(figures.latencyMaxMs)} ms`,
   );
   for (const line of stageLines(figures.stages)) console.log(`  ${line}`);
+  for (const line of workQueueLines(figures.workQueue)) console.log(`  ${line}`);
   console.log(
     `  CPU ms per message: ${cpuEntries(figures.cpuMsPerMessage, (value) => value.toFixed(2))}`,
   );
@@ -886,6 +908,7 @@ function deliveryCostLines(figures: EnvoiFigures | undefined, bare: BareFigures 
     `share of one core while delivering: ${cpuEntries(figures.coreShareWhileDelivering, (value) => `${Math.round(value * 100)} %`)}`,
     `at ${integer(targetRate)} msg/s (${TARGETS.ratioToBareWithDkim} × bare) this CPU per message would keep ${fixed((cpuPerMessage * targetRate) / 1000, 1)} cores busy (the machine has ${cores}): it must fall below ${fixed((1000 * cores) / targetRate, 2)} ms`,
     ...stageLines(figures.stages),
+    ...workQueueLines(figures.workQueue),
   ];
 }
 
@@ -917,6 +940,7 @@ function deliveryTargets(
         ? [
             `p50 ${integer(halfRate.latencyP50Ms)} ms, max ${integer(halfRate.latencyMaxMs)} ms; per stage:`,
             ...stageLines(halfRate.stages),
+            ...workQueueLines(halfRate.workQueue),
             `CPU ms per message: ${cpuEntries(halfRate.cpuMsPerMessage, (value) => value.toFixed(2))}`,
           ]
         : ['(not measured)'],
@@ -954,6 +978,7 @@ runBenchmark('delivery-throughput', async ({ root, dataDir, stoppers, signal, lo
     database,
     cpu,
     dns,
+    natsUrl: platform.natsUrl,
     delivery: new DeliveryControl(
       platform,
       platform.serviceEnv,

@@ -39,4 +39,14 @@ describe('DeliveryConfig', () => {
       );
     }
   });
+
+  it('reads 20 messages ahead of its slots by default, none when set to 0', () => {
+    expect(loadConfig(DeliveryConfig, BASE).DELIVERY_READ_AHEAD).toBe(20);
+    expect(
+      loadConfig(DeliveryConfig, { ...BASE, DELIVERY_READ_AHEAD: '0' }).DELIVERY_READ_AHEAD,
+    ).toBe(0);
+    expect(() => loadConfig(DeliveryConfig, { ...BASE, DELIVERY_READ_AHEAD: '-1' })).toThrow(
+      ConfigError,
+    );
+  });
 });

@@ -51,6 +51,14 @@ export class DeliveryConfig extends OutboxServiceEnv {
   @IntSetting(1, 1_000) DELIVERY_CONCURRENCY: number = 20;
 
   /**
+   * Messages a replica pulls ahead of its DELIVERY_CONCURRENCY slots: it takes another job only
+   * while the messages it holds and has not finished are fewer than both together, so a burst
+   * stays in the stream for the other replicas instead of queueing here (a job may still bring up
+   * to one chunk of a send above that).
+   */
+  @IntSetting(0, 10_000) DELIVERY_READ_AHEAD: number = 20;
+
+  /**
    * A job not acknowledged this long after it was handed out is handed out again; a worker sends
    * "in progress" every third of it while it works on one.
    */

@@ -1,6 +1,6 @@
 import { UnprocessableMessageError } from '@envoi/shared-nats';
 
-import { decodeJob } from './delivery-worker';
+import { decodeJob, jobWeight } from './delivery-worker';
 
 describe('delivery jobs, decoded with their contract', () => {
   const job = {
@@ -46,5 +46,19 @@ describe('chunk delivery jobs, decoded with their contract', () => {
     ['no account', { ...chunk, account_id: undefined }],
   ])('finds a chunk with %s unprocessable', (_what, payload) => {
     expect(() => decodeJob(payload)).toThrow(UnprocessableMessageError);
+  });
+});
+
+describe("a delivery job's weight (messages it carries)", () => {
+  it('is the number of messages of a chunk job', () => {
+    expect(jobWeight({ message_ids: ['a', 'b', 'c'], account_id: 'acct-1', attempt: 1 })).toBe(3);
+  });
+
+  it('is 1 for a job of one message, and for a payload it cannot read', () => {
+    expect(jobWeight({ message_id: 'a', account_id: 'acct-1', attempt: 1 })).toBe(1);
+    expect(jobWeight({ message_ids: [], account_id: 'acct-1', attempt: 1 })).toBe(1);
+    expect(jobWeight({ message_ids: 'a' })).toBe(1);
+    expect(jobWeight(null)).toBe(1);
+    expect(jobWeight('text')).toBe(1);
   });
 });

@@ -25,6 +25,12 @@ export function decodeJob(payload: unknown): AnyDeliveryJob {
   return contractDecoder<AnyDeliveryJob>(deliveryJobContract(payload))(payload);
 }
 
+/** The messages a job carries, read from its payload before it is validated (1 for one message). */
+export function jobWeight(payload: unknown): number {
+  const ids = (payload as { message_ids?: unknown } | null)?.message_ids;
+  return Array.isArray(ids) ? Math.max(ids.length, 1) : 1;
+}
+
 /** After the grace period, how long aborted sessions get to hand their jobs back. */
 const ABORT_SETTLE_MS = 5_000;
 
@@ -32,7 +38,8 @@ const ABORT_SETTLE_MS = 5_000;
  * The delivery workers of one replica: jobs of the DELIVERY work queue (a durable pull consumer
  * shared by every replica), up to DELIVERY_CONCURRENCY at once; a job is one message or a chunk
  * of a send, and at most DELIVERY_CONCURRENCY messages are in delivery at once across all of
- * them (see DeliveryService). While a job runs its ack deadline
+ * them (see DeliveryService). It pulls another job only while the messages it holds and has not
+ * finished are fewer than DELIVERY_CONCURRENCY + DELIVERY_READ_AHEAD. While a job runs its ack deadline
  * is pushed back, so a long SMTP session is never handed to a second worker; a worker that dies
  * stops doing that and its job goes to another after the ack wait. On shutdown the sessions in
  * flight get SHUTDOWN_GRACE_MS, then are aborted and hand their jobs back; finally the SMTP
@@ -62,9 +69,11 @@ export class DeliveryWorker implements OnModuleDestroy {
     durables: { [DELIVERY_DURABLE]: MessagesStreamSubjects.deliveryJobs },
     decode: decodeJob,
     heartbeat: true,
+    weigh: jobWeight,
     tuning: (config) => ({
       batch: config.DELIVERY_CONCURRENCY,
       concurrency: config.DELIVERY_CONCURRENCY,
+      maxHeldWeight: config.DELIVERY_CONCURRENCY + config.DELIVERY_READ_AHEAD,
       ackWaitMs: config.DELIVERY_ACK_WAIT_MS,
       retry: { firstDelayMs: 1_000, maxDelayMs: 60_000, maxDeliveries: -1 },
       stopGraceMs: config.SHUTDOWN_GRACE_MS,
@@ -72,7 +81,9 @@ export class DeliveryWorker implements OnModuleDestroy {
     }),
   })
   async work(job: AnyDeliveryJob, delivery: StreamDelivery): Promise<StreamSettlement> {
-    const settlement = await this.delivery.process(job, delivery.signal);
+    const settlement = await this.delivery.process(job, delivery.signal, () =>
+      delivery.progress(1),
+    );
     const ids = deliveryJobMessageIds(job);
     const what = `job #${delivery.streamSequence} ${ids[0] ?? ''}${ids.length > 1 ? ` (+${ids.length - 1})` : ''}#${job.attempt}`;
     switch (settlement.kind) {

@@ -118,8 +118,12 @@ export class DeliveryService {
    * Handles one job (one message, or a chunk of a send's messages); throws for a failure worth
    * retrying soon (the bus, the database).
    */
-  async process(job: AnyDeliveryJob, signal: AbortSignal): Promise<Settlement> {
-    if ('message_ids' in job) return this.processChunk(job, signal);
+  async process(
+    job: AnyDeliveryJob,
+    signal: AbortSignal,
+    messageDone: () => void = () => undefined,
+  ): Promise<Settlement> {
+    if ('message_ids' in job) return this.processChunk(job, signal, messageDone);
     const existing = await this.attempts.find(job.message_id, job.attempt);
     const settled = this.settledByLog(existing, new Date());
     if (settled) return settled;
@@ -133,7 +137,11 @@ export class DeliveryService {
    * pooled connections are reused. A message whose attempt is recorded is skipped (the job ran
    * before); the job is handed back when any message must be looked at again.
    */
-  private async processChunk(job: DeliveryBatchJob, signal: AbortSignal): Promise<Settlement> {
+  private async processChunk(
+    job: DeliveryBatchJob,
+    signal: AbortSignal,
+    messageDone: () => void,
+  ): Promise<Settlement> {
     const logged = await this.attempts.findEach(job.message_ids, job.attempt);
     const now = new Date();
     const settlements: Settlement[] = [];
@@ -156,7 +164,16 @@ export class DeliveryService {
           account_id: job.account_id,
           attempt: job.attempt,
         };
-        return this.processMessage(own, logged.get(messageId) ?? null, await read(), signal);
+        try {
+          return await this.processMessage(
+            own,
+            logged.get(messageId) ?? null,
+            await read(),
+            signal,
+          );
+        } finally {
+          messageDone();
+        }
       });
     const results = await Promise.allSettled([
       ...byFirstDomain(views).map((view) => inSlot(view.id, () => Promise.resolve(view))),

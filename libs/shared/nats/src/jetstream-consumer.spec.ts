@@ -177,6 +177,7 @@ describe('deliverMessage', () => {
           deliveryCount: 2,
           msgId: 'e1',
           signal: expect.any(AbortSignal) as AbortSignal,
+          progress: expect.any(Function) as StreamDelivery['progress'],
           trace: expect.objectContaining({
             requestId: expect.any(String) as string,
           }) as TraceContext,
@@ -362,6 +363,7 @@ describe('deliverBatch', () => {
           deliveryCount: 1,
           msgId: `e${index + 1}`,
           signal: expect.any(AbortSignal) as AbortSignal,
+          progress: expect.any(Function) as StreamDelivery['progress'],
           trace: expect.objectContaining({
             requestId: expect.any(String) as string,
           }) as TraceContext,

@@ -19,6 +19,7 @@ import {
 } from 'nats';
 
 import { trackConsumer } from './consumer-attachments';
+import { HeldMessage, HeldWeight } from './held-weight';
 
 /** Where and how often a message was delivered, for logs and idempotency keys. */
 export interface StreamDelivery {
@@ -37,6 +38,12 @@ export interface StreamDelivery {
    * this message alone.
    */
   trace: TraceContext;
+  /**
+   * Tells the consumer that `units` of the message's weight are done (see `holding`): a job of
+   * many messages reports each as it finishes, so that the next job is pulled before the last of
+   * them. Does nothing for a consumer without `holding`.
+   */
+  progress(units: number): void;
 }
 
 /**
@@ -101,6 +108,14 @@ export interface DurableConsumerOptions<E> {
   ackWaitMs?: number;
   /** Messages (or groups) handled at once; 1 keeps stream order within a pull. */
   concurrency?: number;
+  /**
+   * Caps the work a replica holds, for messages that each carry several units of work (a job of
+   * many messages): `weigh` reads a message's weight from its payload (1 when it cannot), and the
+   * consumer pulls more only while the weight it holds, less what handlers reported done
+   * (StreamDelivery.progress), is under `limit`. What it has not pulled stays in the stream for
+   * other replicas rather than waiting here while its ack wait runs.
+   */
+  holding?: { weigh: (data: Uint8Array) => number; limit: number };
   /**
    * Tells the server the message in hand is still being worked on (every third of the ack wait),
    * so a long job is not redelivered to another worker while it runs.
@@ -241,7 +256,16 @@ export type DeliveryOptions<E> = Pick<
 
 const NEVER_ABORTED = new AbortController().signal;
 
-function deliveryOf(message: PulledMessage, signal: AbortSignal): StreamDelivery {
+/** Where a handler's progress on a message is reported (see StreamDelivery.progress). */
+export type ProgressReport = (message: PulledMessage, units: number) => void;
+
+const IGNORE_PROGRESS: ProgressReport = () => undefined;
+
+function deliveryOf(
+  message: PulledMessage,
+  signal: AbortSignal,
+  report: ProgressReport,
+): StreamDelivery {
   return {
     subject: message.subject,
     streamSequence: message.info.streamSequence,
@@ -249,6 +273,7 @@ function deliveryOf(message: PulledMessage, signal: AbortSignal): StreamDelivery
     msgId: message.headers?.get('Nats-Msg-Id') || undefined,
     signal,
     trace: traceContextFrom((name) => message.headers?.get(name) || undefined),
+    progress: (units) => report(message, units),
   };
 }
 
@@ -292,8 +317,9 @@ export function deliverMessage<E>(
   message: PulledMessage,
   options: DeliveryOptions<E>,
   signal: AbortSignal = NEVER_ABORTED,
+  report: ProgressReport = IGNORE_PROGRESS,
 ): Promise<DeliveryOutcome> {
-  const delivery = deliveryOf(message, signal);
+  const delivery = deliveryOf(message, signal, report);
   return runInTraceContext(delivery.trace, () => handleAndSettle(message, delivery, options));
 }
 
@@ -334,9 +360,12 @@ async function deliverEach<E>(
   messages: readonly PulledMessage[],
   options: DeliveryOptions<E>,
   signal: AbortSignal,
+  report: ProgressReport,
 ): Promise<DeliveryOutcome[]> {
   const outcomes: DeliveryOutcome[] = [];
-  for (const message of messages) outcomes.push(await deliverMessage(message, options, signal));
+  for (const message of messages) {
+    outcomes.push(await deliverMessage(message, options, signal, report));
+  }
   return outcomes;
 }
 
@@ -351,9 +380,10 @@ export async function deliverBatch<E>(
   messages: readonly PulledMessage[],
   options: DeliveryOptions<E>,
   signal: AbortSignal = NEVER_ABORTED,
+  report: ProgressReport = IGNORE_PROGRESS,
 ): Promise<DeliveryOutcome[]> {
   const { handleBatch } = options;
-  if (!handleBatch || messages.length < 2) return deliverEach(messages, options, signal);
+  if (!handleBatch || messages.length < 2) return deliverEach(messages, options, signal, report);
   const outcomes = new Array<DeliveryOutcome>(messages.length);
   const decoded: Array<{ index: number; message: PulledMessage; item: StreamItem<E> }> = [];
   for (const [index, message] of messages.entries()) {
@@ -362,10 +392,14 @@ export async function deliverBatch<E>(
       event = (options.decode ?? decodeJson<E>)(message.data);
     } catch {
       // deliverMessage decodes it again, fails the same way and settles it as it always has.
-      outcomes[index] = await deliverMessage(message, options, signal);
+      outcomes[index] = await deliverMessage(message, options, signal, report);
       continue;
     }
-    decoded.push({ index, message, item: { event, delivery: deliveryOf(message, signal) } });
+    decoded.push({
+      index,
+      message,
+      item: { event, delivery: deliveryOf(message, signal, report) },
+    });
   }
   const together = decoded.length > 1 && (await handledTogether(decoded, handleBatch, options));
   for (const { index, message } of decoded) {
@@ -373,7 +407,7 @@ export async function deliverBatch<E>(
       message.ack();
       outcomes[index] = 'acked';
     } else {
-      outcomes[index] = await deliverMessage(message, options, signal);
+      outcomes[index] = await deliverMessage(message, options, signal, report);
     }
   }
   return outcomes;
@@ -496,6 +530,7 @@ class DurableConsumerLoop<E> implements DurableConsumer {
   private readonly setupBackoff: (attempt: number) => number;
   private readonly batchSize: number;
   private readonly concurrency: number;
+  private readonly weights: HeldWeight | undefined;
 
   constructor(private readonly options: DurableConsumerOptions<E>) {
     const expiresMs = options.expiresMs ?? DURABLE_CONSUMER_DEFAULTS.expiresMs;
@@ -505,6 +540,7 @@ class DurableConsumerLoop<E> implements DurableConsumer {
       'concurrency',
       options.concurrency ?? DURABLE_CONSUMER_DEFAULTS.concurrency,
     );
+    this.weights = options.holding && new HeldWeight(options.holding.limit);
     this.setupBackoff = exponentialBackoff(
       FIRST_SETUP_RETRY_MS,
       options.setupRetryMaxMs ?? DURABLE_CONSUMER_DEFAULTS.setupRetryMaxMs,
@@ -557,7 +593,7 @@ class DurableConsumerLoop<E> implements DurableConsumer {
         consumer ??= await this.setup();
         this.attached = true;
         this.markReady();
-        await this.waitForSlot();
+        await this.waitForRoom();
         if (this.stopping) break;
         await this.pullBatch(consumer);
         failures = 0;
@@ -604,7 +640,11 @@ class DurableConsumerLoop<E> implements DurableConsumer {
     const groupSize = this.options.handleBatch ? this.batchSize : 1;
     const free = this.concurrency - this.inFlight.size;
     const messages = await consumer.fetch({
-      max_messages: Math.min(this.batchSize, free * groupSize),
+      max_messages: Math.min(
+        this.batchSize,
+        free * groupSize,
+        this.weights?.pullSize() ?? Number.POSITIVE_INFINITY,
+      ),
       expires: this.options.expiresMs ?? DURABLE_CONSUMER_DEFAULTS.expiresMs,
     });
     this.batch = messages;
@@ -624,6 +664,7 @@ class DurableConsumerLoop<E> implements DurableConsumer {
         }
       }
     } finally {
+      this.weights?.pullEnded();
       this.batch = undefined;
       // A no-op once the pull has ended; otherwise what it still holds is redelivered later.
       if (this.inFlight.size === 0) messages.stop();
@@ -634,10 +675,16 @@ class DurableConsumerLoop<E> implements DurableConsumer {
   private startGroup(group: PulledMessage[]): void {
     const abort = new AbortController();
     const heartbeat = this.options.heartbeat ? this.startHeartbeat(group) : undefined;
+    const held = this.hold(group);
+    const report: ProgressReport = (message, units) => {
+      held.get(message)?.progress(units);
+      this.slotFreed?.();
+    };
     const entry: InFlight = {
       abort,
-      done: deliverBatch(group, this.options, abort.signal).then(() => {
+      done: deliverBatch(group, this.options, abort.signal, report).then(() => {
         clearInterval(heartbeat);
+        for (const message of held.values()) message.settled();
         this.inFlight.delete(entry);
         if (this.stopping && this.inFlight.size === 0) this.batch?.stop();
         this.slotFreed?.();
@@ -656,9 +703,32 @@ class DurableConsumerLoop<E> implements DurableConsumer {
     return timer;
   }
 
+  /** The group's messages as held work, by message (none without `holding`). */
+  private hold(group: readonly PulledMessage[]): Map<PulledMessage, HeldMessage> {
+    const held = new Map<PulledMessage, HeldMessage>();
+    const { weights } = this;
+    const weigh = this.options.holding?.weigh;
+    if (!weights || !weigh) return held;
+    for (const message of group) {
+      held.set(message, new HeldMessage(weights, messageWeight(weigh, message.data)));
+    }
+    return held;
+  }
+
   /** Waits (bounded by stop) until a slot is free. */
   private async waitForSlot(): Promise<void> {
-    while (this.inFlight.size >= this.concurrency && !this.stopping) {
+    await this.waitUntil(() => this.inFlight.size < this.concurrency);
+  }
+
+  /** Waits (bounded by stop) until a slot is free and the held work leaves room for more. */
+  private async waitForRoom(): Promise<void> {
+    await this.waitUntil(
+      () => this.inFlight.size < this.concurrency && !(this.weights?.full ?? false),
+    );
+  }
+
+  private async waitUntil(ready: () => boolean): Promise<void> {
+    while (!ready() && !this.stopping) {
       await new Promise<void>((resolve) => (this.slotFreed = resolve));
       this.slotFreed = undefined;
     }
@@ -680,6 +750,16 @@ class DurableConsumerLoop<E> implements DurableConsumer {
 
   private resume(): void {
     this.pause?.resume();
+  }
+}
+
+/** A message's weight by `weigh`; 1 when it cannot tell (an unreadable payload settles alone). */
+function messageWeight(weigh: (data: Uint8Array) => number, data: Uint8Array): number {
+  try {
+    const weight = weigh(data);
+    return Number.isFinite(weight) && weight >= 1 ? Math.ceil(weight) : 1;
+  } catch {
+    return 1;
   }
 }
 

@@ -139,6 +139,7 @@ describe('startDurableConsumer (real nats-server with JetStream)', () => {
       deliveryCount: 1,
       msgId: 'id-1',
       signal: expect.any(AbortSignal) as AbortSignal,
+      progress: expect.any(Function) as StreamDelivery['progress'],
       trace: expect.objectContaining({ requestId: expect.any(String) as string }) as TraceContext,
     });
     await eventually(async () => {
@@ -446,6 +447,72 @@ describe('startDurableConsumer (real nats-server with JetStream)', () => {
       await eventually(() => received.length === 4, 'the four handed-back messages', 5_000);
       expect(received.map((r) => r.event.n).sort()).toEqual([2, 3, 4, 5]);
       expect(received.map((r) => r.event.n).sort()).toEqual([2, 3, 4, 5]);
+    });
+  });
+
+  describe('holding at most a weight of work', () => {
+    /** Every message weighs 10 (a job of ten); a replica pulls while it holds under 15. */
+    const holding = { weigh: () => 10, limit: 15 };
+    const wide = { batch: 20, concurrency: 20, holding };
+
+    /** A handler that holds each message until `release` is called, reporting `progressOnStart`. */
+    function holder(progressOnStart = 0) {
+      const held: number[] = [];
+      const handled: number[] = [];
+      const gate = deferred();
+      return {
+        held,
+        handled,
+        release: gate.resolve,
+        handle: async (event: TestEvent, delivery: StreamDelivery) => {
+          held.push(event.n);
+          delivery.progress(progressOnStart);
+          await gate.promise;
+          handled.push(event.n);
+        },
+      };
+    }
+
+    it('shares a burst between two replicas instead of letting the first take it', async () => {
+      const subject = await testSubject();
+      const first = holder();
+      const second = holder();
+      await start(subject, first.handle, wide).ready;
+      await start(subject, second.handle, wide).ready;
+
+      for (let n = 1; n <= 6; n++) await publish(subject, n);
+
+      // Each pulls a second message while holding 10 (< 15), none while holding 20.
+      await eventually(
+        () => first.held.length === 2 && second.held.length === 2,
+        'two messages held by each replica',
+      );
+      await eventually(async () => {
+        const info = await consumerInfo(subject);
+        return info.num_pending === 2 && info.num_ack_pending === 4;
+      }, 'the other two left in the stream');
+      expect(first.held.length + second.held.length).toBe(4);
+
+      first.release();
+      second.release();
+      await eventually(() => first.handled.length + second.handled.length === 6, 'all six handled');
+      expect([...first.handled, ...second.handled].sort()).toEqual([1, 2, 3, 4, 5, 6]);
+      expect(first.handled.length).toBeGreaterThanOrEqual(2);
+      expect(second.handled.length).toBeGreaterThanOrEqual(2);
+    });
+
+    it('pulls more as handlers report their work done, before the messages are settled', async () => {
+      const subject = await testSubject();
+      const reporting = holder(9);
+      await start(subject, reporting.handle, wide).ready;
+
+      for (let n = 1; n <= 3; n++) await publish(subject, n);
+
+      // Each holds 1 once started: three of them (3 < 15) are all in hand, none settled.
+      await eventually(() => reporting.held.length === 3, 'the three messages in hand');
+      expect(reporting.handled).toEqual([]);
+      reporting.release();
+      await eventually(() => reporting.handled.length === 3, 'the three handled');
     });
   });
 

@@ -22,6 +22,11 @@ export interface ConsumerTuning {
   batch?: number;
   /** Messages (or groups) handled at once. */
   concurrency?: number;
+  /**
+   * With a declaration's `weigh`: the consumer pulls more only while the weight it holds (less
+   * what its handlers reported done) is under this (see DurableConsumerOptions.holding).
+   */
+  maxHeldWeight?: number;
   /** Unacknowledged this long after delivery, a message is delivered again. */
   ackWaitMs?: number;
   retry?: RetryPolicy;
@@ -45,6 +50,11 @@ export interface StreamConsumerDeclaration<E, Settings = unknown> {
   decode(payload: unknown): E;
   /** Pushes the ack deadline back while the handler runs (long jobs). */
   heartbeat?: boolean;
+  /**
+   * The units of work a message carries (a job of n messages: n), read from its parsed payload
+   * before it is validated; with the tuning's `maxHeldWeight`, caps the work a replica holds.
+   */
+  weigh?: (payload: unknown) => number;
   /** The consumer's tuning, read from the service's settings at boot. */
   tuning?(settings: Settings): ConsumerTuning;
 }

@@ -39,6 +39,7 @@ import {
   type ConsumerTuning,
   STREAM_CONSUMER,
   type StreamBatchHandlerMethod,
+  type StreamConsumerDeclaration,
   type StreamConsumerMetadata,
   type StreamHandlerMethod,
 } from './stream-consumer.decorator';
@@ -243,6 +244,7 @@ export class StreamConsumers implements OnModuleInit, OnApplicationBootstrap, On
         handle: metadata.batched ? async (event, delivery) => batch([{ event, delivery }]) : each,
         ...(metadata.batched ? { handleBatch: batch } : {}),
         ...(declaration.heartbeat ? { heartbeat: true } : {}),
+        ...holdingOf(declaration, tuning),
         ...definedOnly({
           batch: tuning.batch,
           concurrency: tuning.concurrency,
@@ -320,6 +322,17 @@ export class StreamConsumers implements OnModuleInit, OnApplicationBootstrap, On
     if (this.options.settings === undefined) return {};
     return this.moduleRef.get(this.options.settings, { strict: false });
   }
+}
+
+/** The cap on held work a declaration asks for (its `weigh` and the tuning's `maxHeldWeight`). */
+function holdingOf(
+  declaration: StreamConsumerDeclaration<unknown, unknown>,
+  tuning: ConsumerTuning,
+): Pick<DurableConsumerOptions<unknown>, 'holding'> {
+  const { weigh } = declaration;
+  const limit = tuning.maxHeldWeight;
+  if (!weigh || limit === undefined) return {};
+  return { holding: { weigh: (data) => weigh(decodeJson(data)), limit } };
 }
 
 /** The tuning an EventConsumerServiceEnv gives every consumer that does not say otherwise. */
