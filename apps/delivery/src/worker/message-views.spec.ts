@@ -1,0 +1,77 @@
+import type { DeliveryView } from '@envoi/contracts-messages';
+import {
+  HtmlTracker,
+  recipientPartOfView,
+  type SendSources,
+  StoredComposer,
+} from '@envoi/shared-composition';
+import type { RpcClient } from '@envoi/shared-nats';
+import type { NatsConnection } from 'nats';
+
+import type { DeliveryConfig } from '../delivery.config';
+import { hasContent, MessageViews, withSources } from './message-views';
+
+const tracking = {
+  TRACKING_BASE_URL: 'https://track.example.test',
+  TRACKING_SECRET: 'a-tracking-secret-of-at-least-32-bytes!',
+};
+
+const sources: SendSources = {
+  kind: 'message',
+  acceptedAt: new Date('2026-03-04T05:06:07.089Z'),
+  from: { email: 'app@sender.test' },
+  templates: { subject: 'Hi {{ name }}', html: '<a href="https://example.com/">go</a></body>' },
+  headers: {},
+  templated: true,
+  attachments: [],
+};
+
+const bare = {
+  id: '0190a7e2-5c1e-7b3a-9f00-8d2c4e6a1b2c',
+  message_id_header: '<0190a7e2-5c1e-7b3a-9f00-8d2c4e6a1b2c@sender.test>',
+  envelope_recipients: ['ann@r.test'],
+  tracking: { open: true, click: true },
+} as DeliveryView;
+
+const composed: DeliveryView = {
+  ...bare,
+  composition: {
+    send_id: 'send-a',
+    recipient: { email: 'ann@r.test' },
+    substitutions: { name: 'Ann' },
+  },
+};
+
+describe('message views', () => {
+  it('gives each view of a send its sources, and leaves the others as they are', () => {
+    const legacy = { ...bare, id: 'legacy', content_base64: 'aGk=' };
+    const [withSend, other] = withSources([composed, legacy], new Map([['send-a', sources]]));
+
+    expect(withSend).toEqual({ ...composed, sources });
+    expect(other).toBe(legacy);
+    expect(hasContent(withSend ?? bare)).toBe(true);
+    expect(hasContent(legacy)).toBe(true);
+    // The send was purged (the reply carries no sources for it), or the message's content was.
+    expect(hasContent(withSources([composed], new Map())[0] ?? composed)).toBe(false);
+    expect(hasContent(bare)).toBe(false);
+  });
+
+  it('composes a message of a send as the messages service does; a legacy one as carried', async () => {
+    const views = new MessageViews(
+      {} as RpcClient,
+      {} as NatsConnection,
+      tracking as DeliveryConfig,
+    );
+    const expected = await new StoredComposer(new HtmlTracker(tracking)).compose(
+      sources,
+      recipientPartOfView(composed, composed.composition ?? ({} as never)),
+    );
+
+    const raw = await views.raw({ ...composed, sources });
+
+    expect(raw.equals(expected)).toBe(true);
+    expect(raw.toString('latin1')).toContain('Subject: Hi Ann');
+    expect((await views.raw({ ...bare, content_base64: 'aGk=' })).toString()).toBe('hi');
+    await expect(views.raw(bare)).rejects.toThrow(/carries no content/);
+  });
+});
