@@ -155,7 +155,9 @@ export class DeliveryService {
     const results = await Promise.allSettled([
       ...byFirstDomain(views).map((view) => inSlot(view.id, () => Promise.resolve(view))),
       // Too large for the chunk's reply: each read alone, just before it is sent.
-      ...separately.map((messageId) => inSlot(messageId, () => this.messageViews.one(messageId))),
+      ...separately.map((messageId) =>
+        inSlot(messageId, () => this.messageViews.separate(messageId)),
+      ),
     ]);
     for (const result of results) {
       if (result.status === 'rejected') throw result.reason;

@@ -1,9 +1,10 @@
-import type { DeliveryView } from '@envoi/contracts-messages';
+import { type DeliveryView, MessagesSubjects } from '@envoi/contracts-messages';
 import {
   HtmlTracker,
   recipientPartOfView,
   type SendSources,
   StoredComposer,
+  toSourcesRecord,
 } from '@envoi/shared-composition';
 import type { RpcClient } from '@envoi/shared-nats';
 import type { NatsConnection } from 'nats';
@@ -73,5 +74,38 @@ describe('message views', () => {
     expect(raw.toString('latin1')).toContain('Subject: Hi Ann');
     expect((await views.raw({ ...bare, content_base64: 'aGk=' })).toString()).toBe('hi');
     await expect(views.raw(bare)).rejects.toThrow(/carries no content/);
+  });
+
+  it('reads a job’s one message as a chunk’s, alone only when the chunk’s reply leaves it out', async () => {
+    const asked: string[] = [];
+    const replies: Record<string, unknown[]> = {
+      [MessagesSubjects.deliveryViewsV2.name]: [
+        {
+          views: [composed],
+          sends: [{ id: 'send-a', sources: toSourcesRecord(sources) }],
+          separately: [],
+        },
+        { views: [], sends: [], separately: ['large'] },
+        { views: [], sends: [], separately: [] },
+      ],
+      [MessagesSubjects.deliveryView.name]: [{ ...bare, id: 'large', content_base64: 'aGk=' }],
+    };
+    const rpc = {
+      request: (subject: { name: string }) => {
+        asked.push(subject.name);
+        return Promise.resolve(replies[subject.name]?.shift());
+      },
+    } as unknown as RpcClient;
+    const views = new MessageViews(rpc, {} as NatsConnection, tracking as DeliveryConfig);
+
+    expect(await views.one(composed.id)).toEqual({ ...composed, sources });
+    expect((await views.one('large'))?.content_base64).toBe('aGk=');
+    expect(await views.one('gone')).toBeNull();
+    expect(asked).toEqual([
+      MessagesSubjects.deliveryViewsV2.name,
+      MessagesSubjects.deliveryViewsV2.name,
+      MessagesSubjects.deliveryView.name,
+      MessagesSubjects.deliveryViewsV2.name,
+    ]);
   });
 });

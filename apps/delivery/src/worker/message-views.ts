@@ -76,8 +76,18 @@ export class MessageViews {
     return { views: withSources(reply.views, sends), separately: reply.separately };
   }
 
-  /** The message, or null when it no longer exists. */
+  /**
+   * A job's one message, or null when it no longer exists: read as a chunk's are (composed here),
+   * or alone when its stored bytes do not fit that reply.
+   */
   async one(messageId: string): Promise<MessageView | null> {
+    const { views, separately } = await this.chunk([messageId]);
+    if (views[0]) return views[0];
+    return separately.length > 0 ? this.separate(messageId) : null;
+  }
+
+  /** A message a chunk's reply left out (see DeliveryViewsV2), or null when it no longer exists. */
+  async separate(messageId: string): Promise<MessageView | null> {
     try {
       return await this.rpc.request(
         MessagesSubjects.deliveryView,
