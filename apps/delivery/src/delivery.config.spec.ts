@@ -5,6 +5,8 @@ import { DeliveryConfig } from './delivery.config';
 const BASE = {
   NATS_URL: 'nats://127.0.0.1:4222',
   DATABASE_URL: 'postgres://u:p@127.0.0.1:5432/db',
+  TRACKING_BASE_URL: 'https://mail.example.com',
+  TRACKING_SECRET: 'a-tracking-secret-of-at-least-32-characters',
 };
 
 describe('DeliveryConfig', () => {
@@ -25,6 +27,15 @@ describe('DeliveryConfig', () => {
     ).toBe(600_000);
     expect(() => loadConfig(DeliveryConfig, { ...BASE, SHUTDOWN_GRACE_MS: '600001' })).toThrow(
       ConfigError,
+    );
+  });
+
+  it('needs the tracking base URL and a secret of 32 characters or more, as messages does', () => {
+    expect(() => loadConfig(DeliveryConfig, { ...BASE, TRACKING_BASE_URL: '' })).toThrow(
+      /TRACKING_BASE_URL/,
+    );
+    expect(() => loadConfig(DeliveryConfig, { ...BASE, TRACKING_SECRET: 'x'.repeat(31) })).toThrow(
+      /TRACKING_SECRET/,
     );
   });
 

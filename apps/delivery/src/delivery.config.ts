@@ -9,7 +9,7 @@ import {
   OutboxServiceEnv,
 } from '@envoi/shared-config';
 import { Transform } from 'class-transformer';
-import { IsIn, IsOptional, Matches } from 'class-validator';
+import { IsIn, IsOptional, IsString, IsUrl, Matches, MinLength } from 'class-validator';
 
 export { MigrationEnv as MigrationConfig } from '@envoi/shared-config';
 
@@ -147,6 +147,15 @@ export class DeliveryConfig extends OutboxServiceEnv {
 
   /** Addresses (over every MX host) one attempt tries before it defers. */
   @IntSetting(1, 20) SMTP_MAX_ADDRESSES: number = 5;
+
+  /**
+   * The messages service's TRACKING_BASE_URL and TRACKING_SECRET, the same values: the worker
+   * composes each message (its tracked links and open pixel) just before signing it.
+   */
+  @IsUrl({ protocols: ['https', 'http'], require_tld: false, require_protocol: true })
+  TRACKING_BASE_URL!: string;
+
+  @IsString() @MinLength(32) TRACKING_SECRET!: string;
 
   /** Where bounces go while a domain's own return-path host is not verified (the platform's). */
   @IsOptional() @Transform(normalizeHostname) @IsHostnameValue() RETURN_PATH_TARGET: string =

@@ -8,7 +8,7 @@ import {
   type DeliveryBatchJob,
   type DeliveryJob,
   type DeliveryView,
-  type DeliveryViews,
+  type DeliveryViewsV2,
   MessagesErrorCode,
   MessagesStreamSubjects,
   MessagesSubjects,
@@ -57,6 +57,8 @@ export const TEST_ENV = {
   DNS_TIMEOUT_MS: '500',
   DNS_TRIES: '1',
   RPC_TIMEOUT_MS: '3000',
+  TRACKING_BASE_URL: 'https://track.envoi.test',
+  TRACKING_SECRET: 'tracking-secret-for-the-delivery-integration-tests',
 };
 
 /** Delivery events as the EVENTS stream carries them, in arrival order. */
@@ -110,19 +112,19 @@ export class EventCollector {
 }
 
 /**
- * Answers MessagesSubjects.deliveryView and deliveryViews in the messages service's place (its
- * queue group), from views the test registers: the delivery service is tested alone, with
- * messages it controls.
+ * Answers MessagesSubjects.deliveryView and deliveryViewsV2 in the messages service's place (its
+ * queue group), from views the test registers (raw bytes, as for messages stored before sends):
+ * the delivery service is tested alone, with messages it controls.
  */
 export class ViewResponder {
   readonly views = new Map<string, DeliveryView>();
   /** Calls of either subject. */
   requests = 0;
-  /** Calls of deliveryViews, each with the ids asked for. */
+  /** Calls of deliveryViewsV2, each with the ids asked for. */
   readonly batches: string[][] = [];
   /** Calls of deliveryView, by message id. */
   readonly singles: string[] = [];
-  /** Messages deliveryViews answers as too large for its reply. */
+  /** Messages deliveryViewsV2 answers as too large for its reply. */
   readonly separate = new Set<string>();
   private readonly subscriptions: Subscription[];
 
@@ -149,7 +151,7 @@ export class ViewResponder {
           );
         },
       }),
-      connection.subscribe(MessagesSubjects.deliveryViews.name, {
+      connection.subscribe(MessagesSubjects.deliveryViewsV2.name, {
         queue: 'messages',
         callback: (error, message) => {
           if (error) return;
@@ -160,8 +162,9 @@ export class ViewResponder {
           const found = packet.data.message_ids.filter((id) => this.views.has(id));
           const cut = found.findIndex((id) => this.separate.has(id));
           const inline = cut < 0 ? found : found.slice(0, cut);
-          const response: DeliveryViews = {
+          const response: DeliveryViewsV2 = {
             views: inline.flatMap((id) => this.views.get(id) ?? []),
+            sends: [],
             separately: cut < 0 ? [] : found.slice(cut),
           };
           message.respond(encodePacket({ id: packet.id, response, isDisposed: true }));

@@ -9,6 +9,7 @@ import { SmtpPool } from '../smtp/smtp-pool';
 import { SmtpSender } from '../smtp/smtp-sender';
 import { DeliveryService, MX_RESOLVER, SMTP_SENDER } from './delivery.service';
 import { DeliveryWorker } from './delivery-worker';
+import { MessageViews } from './message-views';
 import { OutcomeRecorder } from './outcome-recorder';
 
 @Module({
@@ -17,6 +18,7 @@ import { OutcomeRecorder } from './outcome-recorder';
     ClaimKeeper,
     OutcomeRecorder,
     SenderKeys,
+    MessageViews,
     {
       provide: MX_RESOLVER,
       useFactory: (config: DeliveryConfig) =>

@@ -1,19 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { domainToASCII } from 'node:url';
 
-import { CodedError } from '@envoi/contracts-core';
 import type { RecipientOutcomeData } from '@envoi/contracts-delivery';
 import {
   type AnyDeliveryJob,
   type DeliveryBatchJob,
   type DeliveryJob,
   type DeliveryView,
-  type DeliveryViews,
-  MessagesErrorCode,
   MessagesStreamSubjects,
-  MessagesSubjects,
 } from '@envoi/contracts-messages';
-import { NATS_CONNECTION, RpcClient, takeUpload } from '@envoi/shared-nats';
 import {
   enqueueOutbox,
   type OutboxEntry,
@@ -22,7 +17,6 @@ import {
 } from '@envoi/shared-outbox';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { NatsConnection } from 'nats';
 import { DataSource, type EntityManager } from 'typeorm';
 
 import {
@@ -40,6 +34,7 @@ import type { SmtpSender } from '../smtp/smtp-sender';
 import { bounceAddress } from '../smtp/verp';
 import { chunkSettlement, type Settlement } from './chunk-settlement';
 import { MessageSlots } from './message-slots';
+import { hasContent, type MessageView, MessageViews } from './message-views';
 import { OutcomeRecorder } from './outcome-recorder';
 import {
   type AttemptOutcome,
@@ -75,7 +70,7 @@ const NOTHING_SETTLED: SettledRecipients = { delivered: new Set(), bounced: new 
 
 /** An attempt's message and the recipients it is for (those earlier attempts did not settle). */
 interface AttemptTarget {
-  view: DeliveryView;
+  view: MessageView;
   settled: SettledRecipients;
   pending: string[];
 }
@@ -96,8 +91,7 @@ export class DeliveryService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly attempts: AttemptsRepository,
-    private readonly rpc: RpcClient,
-    @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
+    private readonly messageViews: MessageViews,
     private readonly config: DeliveryConfig,
     private readonly senderKeys: SenderKeys,
     @Inject(MX_RESOLVER) private readonly router: MxResolver,
@@ -127,7 +121,7 @@ export class DeliveryService {
     const existing = await this.attempts.find(job.message_id, job.attempt);
     const settled = this.settledByLog(existing, new Date());
     if (settled) return settled;
-    const view = await this.view(job.message_id);
+    const view = await this.messageViews.one(job.message_id);
     return this.slots.run(() => this.processMessage(job, existing, view, signal));
   }
 
@@ -152,11 +146,11 @@ export class DeliveryService {
       else open.push(messageId);
     }
     const { views, separately } =
-      open.length > 0 ? await this.views(open) : { views: [], separately: [] };
+      open.length > 0 ? await this.messageViews.chunk(open) : { views: [], separately: [] };
     for (let missing = open.length - views.length - separately.length; missing > 0; missing--) {
       settlements.push(ack('message not found'));
     }
-    const inSlot = (messageId: string, read: () => Promise<DeliveryView | null>) =>
+    const inSlot = (messageId: string, read: () => Promise<MessageView | null>) =>
       this.slots.run(async () => {
         if (signal.aborted) return HANDED_BACK;
         const own: DeliveryJob = {
@@ -178,7 +172,9 @@ export class DeliveryService {
     const results = await Promise.allSettled([
       ...byFirstDomain(views).map((view) => inSlot(view.id, () => Promise.resolve(view))),
       // Too large for the chunk's reply: each read alone, just before it is sent.
-      ...separately.map((messageId) => inSlot(messageId, () => this.view(messageId))),
+      ...separately.map((messageId) =>
+        inSlot(messageId, () => this.messageViews.separate(messageId)),
+      ),
     ]);
     for (const result of results) {
       if (result.status === 'rejected') throw result.reason;
@@ -207,7 +203,7 @@ export class DeliveryService {
   private async processMessage(
     job: DeliveryJob,
     existing: AttemptRow | null,
-    view: DeliveryView | null,
+    view: MessageView | null,
     signal: AbortSignal,
   ): Promise<Settlement> {
     const now = new Date();
@@ -247,7 +243,7 @@ export class DeliveryService {
       const outcome = sandboxOutcome(view.sandbox_result, target.pending);
       return this.recordWithoutSending(job, target, outcome, now);
     }
-    if (!view.content_base64 && !view.content_download) {
+    if (!hasContent(view)) {
       const reply = 'the message content was purged before delivery';
       return this.recordWithoutSending(
         job,
@@ -377,12 +373,8 @@ export class DeliveryService {
     deadline: AbortSignal,
     gate: AttemptGate,
   ): Promise<SessionResult> {
-    const raw = view.content_base64
-      ? Buffer.from(view.content_base64, 'base64')
-      : view.content_download
-        ? await takeUpload(this.connection, view.content_download)
-        : null;
-    if (!raw) throw new Error(`${view.id}: the view carries no content`);
+    // Composed in the message's slot, just before it is signed.
+    const raw = await this.messageViews.raw(view);
     const key = await this.senderKeys.keyOf(view.account_id, view.domain);
     const from = bounceAddress(view.id, key.returnPathHost, this.config.RETURN_PATH_TARGET);
 
@@ -540,31 +532,6 @@ export class DeliveryService {
     );
     return { outcome: final, finishedAt: now, tls, nextAttemptAt, entries };
   }
-
-  /** The views of the messages that still exist, in one call (see DeliveryViews). */
-  private views(messageIds: string[]): Promise<DeliveryViews> {
-    return this.rpc.request(
-      MessagesSubjects.deliveryViews,
-      { message_ids: messageIds },
-      { timeoutMs: this.config.RPC_TIMEOUT_MS },
-    );
-  }
-
-  /** The message, or null when it no longer exists. */
-  private async view(messageId: string): Promise<DeliveryView | null> {
-    try {
-      return await this.rpc.request(
-        MessagesSubjects.deliveryView,
-        { message_id: messageId },
-        { timeoutMs: this.config.RPC_TIMEOUT_MS },
-      );
-    } catch (error) {
-      if (error instanceof CodedError && error.hasCode(MessagesErrorCode.MessageNotFound)) {
-        return null;
-      }
-      throw error;
-    }
-  }
 }
 
 const ABORTED_BEFORE_DATA = Symbol('aborted before data');
@@ -601,8 +568,8 @@ export function byDomain(recipients: readonly string[]): Map<string, string[]> {
 }
 
 /** Views grouped by the domain of their first recipient, in first-seen order. */
-export function byFirstDomain(views: readonly DeliveryView[]): DeliveryView[] {
-  const groups = new Map<string, DeliveryView[]>();
+export function byFirstDomain<View extends DeliveryView>(views: readonly View[]): View[] {
+  const groups = new Map<string, View[]>();
   for (const view of views) {
     const domain = domainOf(view.envelope_recipients[0] ?? '');
     const group = groups.get(domain);

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 
 import type { DomainRecord } from '@envoi/contracts-domains';
 import type {
@@ -247,6 +247,46 @@ describe('mail the platform emits (issue 11)', () => {
         'attachments[0] has a line longer than 998 octets, which a message/* attachment cannot carry (it is sent unencoded); send it as application/octet-stream instead',
       );
       expect(await stored(to)).toEqual([]);
+    });
+  });
+
+  describe('composed by the delivery worker', () => {
+    /** The message as composed, without the DKIM-Signature field the worker writes first. */
+    const unsigned = (raw: string) =>
+      raw.replace(/^DKIM-Signature:[^\r\n]*\r\n(?:[ \t][^\r\n]*\r\n)*/, '');
+
+    it('delivers exactly the bytes GET returns: templated, tracked, with an attachment too large to travel inline', async () => {
+      const to = [recipient('ann'), recipient('bob')];
+      const sent = await sendV2({
+        from: sender(),
+        recipients: to.map((email, index) => ({ email, substitutions: { name: `R${index}` } })),
+        subject: 'Hello {{ name }}',
+        text_content: 'Hi {{ name }}',
+        html_content: '<p>Hi {{ name }}, <a href="https://example.com/{{ name }}">go</a></p>',
+        // About 530 kB in base64: the send's sources go to the worker through the bucket.
+        attachments: [
+          {
+            file_name: 'data.bin',
+            content_type: 'application/octet-stream',
+            data: randomBytes(400_000).toString('base64'),
+            base64: true,
+          },
+        ],
+        tracking: { open: true, click: true },
+      });
+      expect(sent.status).toBe(202);
+
+      for (const [index, email] of to.entries()) {
+        const receipt = await delivered(email);
+        await expectWireSafe(receipt);
+        const [summary] = await stored(email);
+        const record = await message(summary?.id ?? '');
+        expect(unsigned(receipt.raw)).toBe(record.content);
+        const mail = await simpleParser(receipt.raw);
+        expect(mail.subject).toBe(`Hello R${index}`);
+        expect(mail.html).toMatch(/\/t\/c\/[\w-]+/);
+        expect(mail.attachments.map((attachment) => attachment.size)).toEqual([400_000]);
+      }
     });
   });
 

@@ -3,15 +3,9 @@ import type {
   CreateConversationBody,
   CreateMessageBody,
 } from '@envoi/contracts-messages';
+import { ContentRuleError, RESERVED_HEADERS } from '@envoi/shared-composition';
 
-import {
-  checkContentRules,
-  ContentRuleError,
-  customHeaders,
-  inlineContentId,
-  RESERVED_HEADERS,
-  unsafeHeaderText,
-} from './content-rules';
+import { checkContentRules, customHeaders } from './content-rules';
 
 function message(overrides: Partial<CreateMessageBody> = {}): CreateMessageBody {
   return {
@@ -445,22 +439,5 @@ describe('customHeaders', () => {
 
   it('returns {} without headers', () => {
     expect(customHeaders(message())).toEqual({});
-  });
-});
-
-describe('inlineContentId', () => {
-  it.each([
-    ['<logo@example.com>', 'logo@example.com'],
-    ['logo@example.com', undefined],
-    ['<logo', undefined],
-    [undefined, undefined],
-  ])('%s → %s', (contentId, expected) => {
-    expect(inlineContentId(contentId)).toBe(expected);
-  });
-});
-
-describe('unsafeHeaderText', () => {
-  it('accepts plain text, tabs and U+2028', () => {
-    expect(unsafeHeaderText('a\tb\u2028c ü')).toBeUndefined();
   });
 });

@@ -19,6 +19,21 @@ import {
   type SendOptionsBody,
   type UploadRef,
 } from '@envoi/contracts-messages';
+import {
+  attachmentBytes,
+  type ComposeAddress,
+  composedSizeUpperBound,
+  type ComposeInput,
+  composeMime,
+  ContentRuleError,
+  mergeSubstitutions,
+  type PreparedMessage,
+  type RecipientPart,
+  renderTemplatesBatch,
+  type SendSources,
+  StoredComposer,
+  TemplateRenderError,
+} from '@envoi/shared-composition';
 import { preparedQuery } from '@envoi/shared-database';
 import { NATS_CONNECTION, takeUpload, UploadUnavailableError } from '@envoi/shared-nats';
 import {
@@ -34,19 +49,7 @@ import type { NatsConnection } from 'nats';
 import { DataSource } from 'typeorm';
 
 import { AcceptedRequests } from '../accepted-requests/accepted-requests.service';
-import {
-  attachmentBytes,
-  checkContentRules,
-  type ComposeAddress,
-  composedSizeUpperBound,
-  type ComposeInput,
-  composeMime,
-  ContentRuleError,
-  customHeaders,
-  mergeSubstitutions,
-  renderTemplatesBatch,
-  TemplateRenderError,
-} from '../composition';
+import { checkContentRules, customHeaders } from '../composition';
 import { AccountDefaultsService } from '../senders/account-defaults.service';
 import {
   type AuthorizedSender,
@@ -66,12 +69,6 @@ import {
 import { checkSchedule, type EffectiveOptions, effectiveOptions } from './send-options';
 import { type SendAttachmentRow, type SendRow, SendsRepository } from './sends.repository';
 import { composedSizeBound, type SizeParts } from './size-bound';
-import {
-  type PreparedMessage,
-  type RecipientPart,
-  type SendSources,
-  StoredComposer,
-} from './stored-composition';
 import { SuppressionChecks, suppressionKey } from './suppression-checks.service';
 
 /** The text fields templates apply to. */

@@ -1,6 +1,7 @@
 import { INLINE_PAYLOAD_MAX_BYTES } from '@envoi/contracts-messages';
 
-import { base64Length, fitsInline, toDeliveryView } from './delivery-view.service';
+import { fitsInline, toDeliveryView } from './delivery-view.service';
+import { base64Length } from './delivery-views-reply';
 import type { MessageEntity } from './message.entity';
 
 describe('delivery view', () => {

@@ -5,27 +5,26 @@ import {
   type DeliveryViewRequest,
   type DeliveryViews,
   type DeliveryViewsRequest,
+  type DeliveryViewsV2,
   INLINE_PAYLOAD_MAX_BYTES,
   MESSAGE_DOWNLOADS_BUCKET,
+  type StoredObjectRecord,
 } from '@envoi/contracts-messages';
+import type { SendSources } from '@envoi/shared-composition';
 import { NATS_CONNECTION, putUpload } from '@envoi/shared-nats';
 import { Inject, Injectable } from '@nestjs/common';
 import type { NatsConnection } from 'nats';
 
 import { MessagesConfig } from '../messages.config';
+import { base64Length, deliveryViewsReply } from './delivery-views-reply';
 import type { MessageEntity } from './message.entity';
 import { MessageContents } from './message-contents.service';
 import { MessagesException } from './messages.exception';
 import { MessagesRepository } from './messages.repository';
-import type { SendSources } from './stored-composition';
+import { SendsRepository } from './sends.repository';
 
 /** What `,"content_base64":""` adds to a view's JSON around the content itself. */
 const CONTENT_FIELD_BYTES = 20;
-
-/** Bytes of the base64 form of `size` bytes. */
-export function base64Length(size: number): number {
-  return 4 * Math.ceil(size / 3);
-}
 
 /** Whether raw content of `size` bytes travels inline in the reply (as base64). */
 export function fitsInline(size: number): boolean {
@@ -66,6 +65,7 @@ export class DeliveryViewService {
     private readonly contents: MessageContents,
     @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
     private readonly config: MessagesConfig,
+    private readonly sends: SendsRepository,
   ) {}
 
   async view(request: DeliveryViewRequest): Promise<DeliveryView> {
@@ -76,14 +76,20 @@ export class DeliveryViewService {
     // Purged by data retention: nothing left to send.
     if (raw === null) return view;
     if (fitsInline(raw.length)) return { ...view, content_base64: raw.toString('base64') };
-    const download = await putUpload(
-      this.connection,
-      MESSAGE_DOWNLOADS_BUCKET,
-      `${message.id}.raw.${randomUUID()}`,
-      raw,
-      this.config.UPLOAD_TTL_MS,
-    );
-    return { ...view, content_download: download };
+    return { ...view, content_download: await this.download(`${message.id}.raw`, raw) };
+  }
+
+  /**
+   * The views of a job's messages and their sends' sources, each send read once
+   * (MessagesSubjects.deliveryViewsV2): the worker composes each message itself.
+   */
+  async viewsWithSources(request: DeliveryViewsRequest): Promise<DeliveryViewsV2> {
+    const messages = await this.messages.findByIds(request.message_ids);
+    return deliveryViewsReply(messages, messages.map(toDeliveryView), {
+      sources: (sendId) => this.sends.findSources(sendId),
+      raw: (messageId) => this.messages.findRaw(messageId),
+      upload: (sendId, bytes) => this.download(`${sendId}.sources`, bytes),
+    });
   }
 
   /**
@@ -115,5 +121,16 @@ export class DeliveryViewService {
       views.push({ ...view, content_base64: raw.toString('base64') });
     }
     return { views, separately: [] };
+  }
+
+  /** Stores `bytes` in the downloads bucket under a fresh name starting with `prefix`. */
+  private download(prefix: string, bytes: Buffer): Promise<StoredObjectRecord> {
+    return putUpload(
+      this.connection,
+      MESSAGE_DOWNLOADS_BUCKET,
+      `${prefix}.${randomUUID()}`,
+      bytes,
+      this.config.UPLOAD_TTL_MS,
+    );
   }
 }

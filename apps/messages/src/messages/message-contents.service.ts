@@ -1,9 +1,9 @@
+import { type RecipientPart, type SendSources, StoredComposer } from '@envoi/shared-composition';
 import { Injectable } from '@nestjs/common';
 
 import type { MessageEntity } from './message.entity';
 import { MessagesRepository } from './messages.repository';
 import { SendsRepository } from './sends.repository';
-import { type RecipientPart, type SendSources, StoredComposer } from './stored-composition';
 
 /** What the message adds to its send's sources. */
 export function recipientPartOf(message: MessageEntity): RecipientPart {

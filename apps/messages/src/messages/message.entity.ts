@@ -3,11 +3,12 @@ import type {
   MessageStatus,
   SandboxResult,
 } from '@envoi/contracts-messages';
+import type { MessageKind } from '@envoi/shared-composition';
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 
 import { SendEntity } from './send.entity';
 
-export type MessageKind = 'message' | 'conversation';
+export type { MessageKind };
 
 /**
  * One outbound message (one per recipient of a send, one per conversation send): its metadata,

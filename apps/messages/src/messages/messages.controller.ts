@@ -7,6 +7,7 @@ import {
   DeliveryViewRequest,
   type DeliveryViews,
   DeliveryViewsRequest,
+  type DeliveryViewsV2,
   ListMessagesRequest,
   type MessageRecord,
   MessageRef,
@@ -63,5 +64,11 @@ export class MessagesController {
   @MessagePattern(MessagesSubjects.deliveryViews.name)
   deliveryViewsOf(@Payload() request: DeliveryViewsRequest): Promise<DeliveryViews> {
     return this.deliveryViews.views(request);
+  }
+
+  /** Internal, for the delivery workers: the views and their sends' sources; workers compose. */
+  @MessagePattern(MessagesSubjects.deliveryViewsV2.name)
+  deliveryViewsWithSources(@Payload() request: DeliveryViewsRequest): Promise<DeliveryViewsV2> {
+    return this.deliveryViews.viewsWithSources(request);
   }
 }

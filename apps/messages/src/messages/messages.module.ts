@@ -1,11 +1,12 @@
+import { HtmlTracker, StoredComposer } from '@envoi/shared-composition';
 import { Module } from '@nestjs/common';
 
 import { AcceptedRequestsModule } from '../accepted-requests/accepted-requests.module';
+import { MessagesConfig } from '../messages.config';
 import { RetentionRepository } from '../retention/retention.repository';
 import { RetentionPurgeService } from '../retention/retention-purge.service';
 import { AccountDefaultsService } from '../senders/account-defaults.service';
 import { SenderAuthorizations } from '../senders/sender-authorizations.service';
-import { HtmlTracker } from '../tracking/html-tracker.service';
 import { TrackingRepository } from '../tracking/tracking.repository';
 import { AcceptService } from './accept.service';
 import { DeliveryViewService } from './delivery-view.service';
@@ -14,7 +15,6 @@ import { MessagesController } from './messages.controller';
 import { MessagesRepository } from './messages.repository';
 import { MessagesService } from './messages.service';
 import { SendsRepository } from './sends.repository';
-import { StoredComposer } from './stored-composition';
 import { SuppressionChecks } from './suppression-checks.service';
 
 @Module({
@@ -27,9 +27,12 @@ import { SuppressionChecks } from './suppression-checks.service';
     SenderAuthorizations,
     AccountDefaultsService,
     SuppressionChecks,
-    HtmlTracker,
     SendsRepository,
-    StoredComposer,
+    {
+      provide: StoredComposer,
+      useFactory: (config: MessagesConfig) => new StoredComposer(new HtmlTracker(config)),
+      inject: [MessagesConfig],
+    },
     MessageContents,
     AcceptService,
     MessagesService,

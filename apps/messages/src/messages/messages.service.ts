@@ -17,13 +17,13 @@ import {
   type MessageRef,
   type MessageSummaryRecord,
 } from '@envoi/contracts-messages';
+import { parseMime } from '@envoi/shared-composition';
 import { NATS_CONNECTION, putUpload } from '@envoi/shared-nats';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { NatsConnection } from 'nats';
 import { DataSource } from 'typeorm';
 
-import { parseMime } from '../composition';
 import { MessagesConfig } from '../messages.config';
 import { RetentionRepository } from '../retention/retention.repository';
 import type { MessageEntity } from './message.entity';

@@ -1,6 +1,6 @@
+import type { ComposeAddress } from '@envoi/shared-composition';
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 
-import type { ComposeAddress } from '../composition';
 import type { MessageKind } from './message.entity';
 
 /**

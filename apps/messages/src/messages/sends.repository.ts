@@ -1,4 +1,5 @@
 import type { AttachmentBody } from '@envoi/contracts-messages';
+import type { SendSources } from '@envoi/shared-composition';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
@@ -7,7 +8,6 @@ import { MESSAGES_SCHEMA } from '../database/data-source-options';
 import { type Columns, insertRowsStatement, type InsertStatement } from './insert-rows';
 import { SendEntity } from './send.entity';
 import { SendAttachmentEntity } from './send-attachment.entity';
-import type { SendSources } from './stored-composition';
 
 /** A send row as accept writes it. */
 export type SendRow = SendEntity;

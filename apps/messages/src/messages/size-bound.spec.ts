@@ -1,6 +1,6 @@
 import { MESSAGE_MAX_BYTES } from '@envoi/contracts-messages';
+import { type ComposeInput, composeMime } from '@envoi/shared-composition';
 
-import { type ComposeInput, composeMime } from '../composition';
 import { composedSizeBound, type SizeParts } from './size-bound';
 
 const ID = '0190a7e2-5c1e-7b3a-9f00-8d2c4e6a1b2c';

@@ -1,4 +1,4 @@
-import type { ComposeAddress, MessageTemplates } from '../composition';
+import type { ComposeAddress, MessageTemplates } from '@envoi/shared-composition';
 
 /** The values of a message that may differ between the messages of one send. */
 export interface SizeParts {

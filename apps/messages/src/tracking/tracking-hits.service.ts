@@ -10,6 +10,7 @@ import {
   type TrackedOpenResult,
   type TrackingHitRequest,
 } from '@envoi/contracts-messages';
+import { readTrackingToken } from '@envoi/shared-composition';
 import { enqueueEvent, OutboxRelayService } from '@envoi/shared-outbox';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -18,7 +19,6 @@ import { DataSource } from 'typeorm';
 import { MessagesConfig } from '../messages.config';
 import { isBot } from './bots';
 import { type HitCounter, type HitMessage, TrackingRepository } from './tracking.repository';
-import { readTrackingToken } from './tracking-token';
 
 const notFound = () => new CodedError(MessagesErrorCode.TrackingNotFound, 'no such tracking link');
 

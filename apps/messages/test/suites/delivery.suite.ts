@@ -11,8 +11,15 @@ import {
   MessagesSubjects,
   type MessageStatus,
   SANDBOX_STATUS,
+  type SendSourcesRecord,
 } from '@envoi/contracts-messages';
 import { SuppressionsSubjects } from '@envoi/contracts-suppressions';
+import {
+  fromSourcesRecord,
+  HtmlTracker,
+  recipientPartOfView,
+  StoredComposer,
+} from '@envoi/shared-composition';
 import { takeUpload } from '@envoi/shared-nats';
 import { pollUntil } from '@envoi/shared-testing';
 
@@ -246,6 +253,73 @@ export function deliverySuite(getApp: () => MessagesTestApp): void {
         await expect(
           app.rpc.request(MessagesSubjects.deliveryViews, { message_ids: [] }),
         ).rejects.toMatchObject({ code: 'common.validation_failed' });
+      });
+
+      it('v2: carries each send’s sources once (through the bucket when large), and the worker’s composition gives the stored bytes', async () => {
+        const sender = await newSender(app);
+        const attachment = randomBytes(400_000).toString('base64');
+        const body = messageBody(sender, {
+          recipients: [1, 2, 3].map((n) => ({
+            email: `v2-${n}@recipient.test`,
+            substitutions: { name: `R${n}` },
+          })),
+          subject: 'Hello {{ name }}',
+          html_content:
+            '<p>Hi {{ name }}, <a href="https://example.com/{{ name }}">go</a></p></body>',
+          attachments: [
+            {
+              file_name: 'part.bin',
+              content_type: 'application/octet-stream',
+              data: attachment,
+              base64: true,
+            },
+          ],
+          tracking: { open: true, click: true },
+        });
+        const result = await send(app, sender, body);
+        const ids = result.data.map((entry) => uuidOf(entry.id));
+        const small = await accepted({}, sender);
+
+        const reply = await app.rpc.request(MessagesSubjects.deliveryViewsV2, {
+          message_ids: [ids[0] ?? '', small.id, UNKNOWN_ID, ids[1] ?? '', ids[2] ?? ''],
+        });
+
+        expect(reply.views.map((view) => view.id)).toEqual([ids[0], small.id, ids[1], ids[2]]);
+        expect(reply.separately).toEqual([]);
+        expect(Buffer.byteLength(JSON.stringify(reply))).toBeLessThanOrEqual(
+          INLINE_PAYLOAD_MAX_BYTES,
+        );
+        // One entry per send: the large one's sources through the bucket, the small one's inline.
+        const sendIds = reply.views.map((view) => view.composition?.send_id ?? '');
+        expect(new Set(sendIds).size).toBe(2);
+        expect(reply.sends.map((entry) => entry.id)).toEqual([sendIds[0], sendIds[1]]);
+        const [large, inline] = reply.sends;
+        expect(large?.sources).toBeUndefined();
+        expect(inline?.sources).toBeDefined();
+        if (!large?.sources_download || !inline?.sources) throw new Error('unexpected reply');
+        const sendSources = new Map([
+          [
+            large.id,
+            fromSourcesRecord(
+              JSON.parse(
+                (await takeUpload(app.connection, large.sources_download)).toString('utf8'),
+              ) as SendSourcesRecord,
+            ),
+          ],
+          [inline.id, fromSourcesRecord(inline.sources)],
+        ]);
+        // Composed as the delivery worker composes, with the same tracking settings.
+        const composer = new StoredComposer(new HtmlTracker(app.config));
+        for (const view of reply.views) {
+          const { composition } = view;
+          const sources = composition && sendSources.get(composition.send_id);
+          if (!composition || !sources) throw new Error(`${view.id}: nothing to compose`);
+          const composed = await composer.compose(sources, recipientPartOfView(view, composition));
+          const raw = await storedRaw(app, view.id);
+          expect(composed.equals(raw ?? Buffer.alloc(0))).toBe(true);
+        }
+        const second = (await storedRaw(app, ids[1] ?? ''))?.toString('latin1') ?? '';
+        expect(second).toContain('Subject: Hello R2');
       });
 
       it('answers not found for an unknown message and refuses an id that is not a uuid', async () => {

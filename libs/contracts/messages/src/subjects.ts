@@ -6,6 +6,7 @@ import type {
   DeliveryViewRequest,
   DeliveryViews,
   DeliveryViewsRequest,
+  DeliveryViewsV2,
 } from './delivery-view';
 import type {
   AnyDeliveryJob,
@@ -50,6 +51,10 @@ export const MessagesSubjects = {
   /** Internal (delivery workers): the views of a job's messages, in one reply. */
   deliveryViews: requestSubject<DeliveryViewsRequest, DeliveryViews>(
     'messages.message.delivery-views.v1',
+  ),
+  /** Internal (delivery workers): the views of a job's messages and their sends' sources. */
+  deliveryViewsV2: requestSubject<DeliveryViewsRequest, DeliveryViewsV2>(
+    'messages.message.delivery-views.v2',
   ),
   /** Public tracking (gateway): a pixel loaded; `messages.tracking_not_found` for a bad token. */
   trackOpen: requestSubject<TrackingHitRequest, TrackedOpenResult>('messages.tracking.open.v1'),

@@ -1,6 +1,3 @@
-import { Injectable } from '@nestjs/common';
-
-import { MessagesConfig } from '../messages.config';
 import { appendOpenPixel, rewriteLinks, type TrackedLink } from './html-tracking';
 import { trackingToken } from './tracking-token';
 
@@ -16,21 +13,26 @@ export interface TrackedHtml {
   links: TrackedLink[];
 }
 
+/** Where tracking URLs point and the key that signs their tokens (the same in every service). */
+export interface TrackingSettings {
+  TRACKING_BASE_URL: string;
+  TRACKING_SECRET: string;
+}
+
 /**
- * Prepares a message's HTML for open and click tracking at accept time (platform notes 3.3):
- * trackable links go through `<TRACKING_BASE_URL>/t/c/<token>`, and a 1×1 image
- * `<TRACKING_BASE_URL>/t/o/<token>` goes before `</body>`. Tokens are HMAC-signed (message id,
- * kind, link position); the URLs themselves stay in the database. Text and AMP parts are left
- * alone; a message without HTML gets no tracking.
+ * Prepares a message's HTML for open and click tracking (platform notes 3.3): trackable links go
+ * through `<TRACKING_BASE_URL>/t/c/<token>`, and a 1×1 image `<TRACKING_BASE_URL>/t/o/<token>`
+ * goes before `</body>`. Tokens are HMAC-signed (message id, kind, link position); the URLs
+ * themselves stay in the database. Text and AMP parts are left alone; a message without HTML gets
+ * no tracking.
  */
-@Injectable()
 export class HtmlTracker {
   private readonly secret: Buffer;
   private readonly baseUrl: string;
 
-  constructor(config: MessagesConfig) {
-    this.secret = Buffer.from(config.TRACKING_SECRET, 'utf8');
-    this.baseUrl = config.TRACKING_BASE_URL.replace(/\/+$/, '');
+  constructor(settings: TrackingSettings) {
+    this.secret = Buffer.from(settings.TRACKING_SECRET, 'utf8');
+    this.baseUrl = settings.TRACKING_BASE_URL.replace(/\/+$/, '');
   }
 
   track(html: string, messageId: string, choice: TrackingChoice): TrackedHtml {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-import { ContentRuleError } from './content-rules';
+import { ContentRuleError } from './header-rules';
 import { type ComposeInput, composeMime } from './mime';
 import { composedSizeUpperBound } from './mime-size-bound';
 

@@ -1,6 +1,6 @@
 import type { AttachmentBody } from '@envoi/contracts-messages';
 
-import { isMessageType } from './content-rules';
+import { isMessageType } from './header-rules';
 import { assertSafe, type ComposeAddress, type ComposeInput } from './mime';
 
 /**

@@ -5,6 +5,7 @@ import { type Attachment, simpleParser } from 'mailparser';
 import MailComposer, { type MailComposerAttachment } from 'nodemailer/lib/mail-composer';
 import { encodeWord, foldLines } from 'nodemailer/lib/mime-funcs';
 
+import { decodeEncodedWords } from './encoded-words';
 import {
   attachmentBytes,
   ContentRuleError,
@@ -12,8 +13,7 @@ import {
   isMessageType,
   isReservedHeader,
   unsafeHeaderText,
-} from './content-rules';
-import { decodeEncodedWords } from './encoded-words';
+} from './header-rules';
 import { hasOverlongLine, hasOverlongTextLine, MAX_LINE_OCTETS } from './line-length';
 
 export interface ComposeAddress {

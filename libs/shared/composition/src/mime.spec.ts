@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { AttachmentBody } from '@envoi/contracts-messages';
 import { type AddressObject, simpleParser } from 'mailparser';
 
-import { ContentRuleError } from './content-rules';
+import { ContentRuleError } from './header-rules';
 import { type ComposeInput, composeMime, parseMime } from './mime';
 
 const MESSAGE_ID = '<0190a7e2-5c1e-7b3a-9f00-8d2c4e6a1b2c@example.com>';

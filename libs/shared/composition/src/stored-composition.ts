@@ -1,17 +1,11 @@
 import type { AttachmentBody } from '@envoi/contracts-messages';
-import { Injectable } from '@nestjs/common';
 
-import {
-  type ComposeAddress,
-  type ComposeInput,
-  composeMime,
-  mergeSubstitutions,
-  type MessageTemplates,
-  renderTemplates,
-} from '../composition';
-import { HtmlTracker, type TrackingChoice } from '../tracking/html-tracker.service';
-import type { TrackedLink } from '../tracking/html-tracking';
-import type { MessageKind } from './message.entity';
+import type { HtmlTracker, TrackingChoice } from './html-tracker';
+import type { TrackedLink } from './html-tracking';
+import { type ComposeAddress, type ComposeInput, composeMime } from './mime';
+import { mergeSubstitutions, type MessageTemplates, renderTemplates } from './templates';
+
+export type MessageKind = 'message' | 'conversation';
 
 /** What every message of a send shares, as stored once at accept (messages.sends). */
 export interface SendSources {
@@ -60,12 +54,11 @@ export function renderFor(send: SendSources, part: RecipientPart): MessageTempla
 }
 
 /**
- * Composes the messages of stored sends, the same way at accept (sizes, links) and whenever a
- * message is read or delivered: the sources, the recipient's part and the tracking secret decide
- * every byte (composeMime is deterministic, tracking tokens are HMACs), so every read gives
- * exactly the bytes that are sent.
+ * Composes the messages of stored sends, the same way at accept (sizes, links), whenever a
+ * message is read (messages) and when it is delivered (delivery): the sources, the recipient's
+ * part and the tracking secret decide every byte (composeMime is deterministic, tracking tokens
+ * are HMACs), so every read gives exactly the bytes that are sent.
  */
-@Injectable()
 export class StoredComposer {
   constructor(private readonly tracker: HtmlTracker) {}
 

@@ -1,4 +1,4 @@
-import { unsafeHeaderText } from './content-rules';
+import { unsafeHeaderText } from './header-rules';
 import { EngineError, MiniJinjaSandbox } from './template-engine';
 
 /**

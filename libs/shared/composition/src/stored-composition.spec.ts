@@ -1,5 +1,4 @@
-import type { MessagesConfig } from '../messages.config';
-import { HtmlTracker } from '../tracking/html-tracker.service';
+import { HtmlTracker } from './html-tracker';
 import {
   type RecipientPart,
   renderFor,
@@ -10,7 +9,7 @@ import {
 const tracker = new HtmlTracker({
   TRACKING_SECRET: 'a-tracking-secret-of-at-least-32-bytes!',
   TRACKING_BASE_URL: 'https://track.example.test/',
-} as MessagesConfig);
+});
 const composer = new StoredComposer(tracker);
 
 const send: SendSources = {

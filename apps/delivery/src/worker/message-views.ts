@@ -1,0 +1,121 @@
+import { CodedError } from '@envoi/contracts-core';
+import {
+  type DeliverySendRecord,
+  type DeliveryView,
+  MessagesErrorCode,
+  MessagesSubjects,
+  type SendSourcesRecord,
+} from '@envoi/contracts-messages';
+import {
+  fromSourcesRecord,
+  HtmlTracker,
+  recipientPartOfView,
+  type SendSources,
+  StoredComposer,
+} from '@envoi/shared-composition';
+import { NATS_CONNECTION, RpcClient, takeUpload } from '@envoi/shared-nats';
+import { Inject, Injectable } from '@nestjs/common';
+import type { NatsConnection } from 'nats';
+
+import { DeliveryConfig } from '../delivery.config';
+
+/** A message to attempt: its view and, for a message of a stored send, that send's sources. */
+export interface MessageView extends DeliveryView {
+  sources?: SendSources;
+}
+
+/** A chunk's views, and the ids of messages whose content is read alone (see DeliveryViewsV2). */
+export interface ChunkViews {
+  views: MessageView[];
+  separately: string[];
+}
+
+/** Whether the message still has something to send (data retention has not purged it). */
+export function hasContent(view: MessageView): boolean {
+  return Boolean(view.content_base64 ?? view.content_download ?? view.sources);
+}
+
+/** The views with their sends' sources (`sends`: each send's sources, already read). */
+export function withSources(
+  views: readonly DeliveryView[],
+  sends: ReadonlyMap<string, SendSources>,
+): MessageView[] {
+  return views.map((view) => {
+    const sources = view.composition && sends.get(view.composition.send_id);
+    return sources ? { ...view, sources } : view;
+  });
+}
+
+/**
+ * Reads messages from the messages service (their views, each send's sources once per chunk) and
+ * gives each one's bytes just before it is signed: composed here from its send's sources and its
+ * recipient part, or as stored for a message accepted before sends were.
+ */
+@Injectable()
+export class MessageViews {
+  private readonly composer: StoredComposer;
+
+  constructor(
+    private readonly rpc: RpcClient,
+    @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
+    private readonly config: DeliveryConfig,
+  ) {
+    this.composer = new StoredComposer(new HtmlTracker(config));
+  }
+
+  /** The chunk's messages that still exist, in one call. */
+  async chunk(messageIds: string[]): Promise<ChunkViews> {
+    const reply = await this.rpc.request(
+      MessagesSubjects.deliveryViewsV2,
+      { message_ids: messageIds },
+      { timeoutMs: this.config.RPC_TIMEOUT_MS },
+    );
+    const sends = new Map<string, SendSources>();
+    for (const send of reply.sends)
+      sends.set(send.id, fromSourcesRecord(await this.sourcesOf(send)));
+    return { views: withSources(reply.views, sends), separately: reply.separately };
+  }
+
+  /**
+   * A job's one message, or null when it no longer exists: read as a chunk's are (composed here),
+   * or alone when its stored bytes do not fit that reply.
+   */
+  async one(messageId: string): Promise<MessageView | null> {
+    const { views, separately } = await this.chunk([messageId]);
+    if (views[0]) return views[0];
+    return separately.length > 0 ? this.separate(messageId) : null;
+  }
+
+  /** A message a chunk's reply left out (see DeliveryViewsV2), or null when it no longer exists. */
+  async separate(messageId: string): Promise<MessageView | null> {
+    try {
+      return await this.rpc.request(
+        MessagesSubjects.deliveryView,
+        { message_id: messageId },
+        { timeoutMs: this.config.RPC_TIMEOUT_MS },
+      );
+    } catch (error) {
+      if (error instanceof CodedError && error.hasCode(MessagesErrorCode.MessageNotFound)) {
+        return null;
+      }
+      throw error;
+    }
+  }
+
+  /** The message's exact bytes: composed from its send, or as carried by its view. */
+  async raw(view: MessageView): Promise<Buffer> {
+    if (view.sources && view.composition) {
+      return this.composer.compose(view.sources, recipientPartOfView(view, view.composition));
+    }
+    if (view.content_base64) return Buffer.from(view.content_base64, 'base64');
+    if (view.content_download) return takeUpload(this.connection, view.content_download);
+    throw new Error(`${view.id}: the view carries no content`);
+  }
+
+  private async sourcesOf(send: DeliverySendRecord): Promise<SendSourcesRecord> {
+    if (send.sources) return send.sources;
+    if (!send.sources_download) throw new Error(`send ${send.id}: the reply carries no sources`);
+    const bytes = await takeUpload(this.connection, send.sources_download);
+    return JSON.parse(bytes.toString('utf8')) as SendSourcesRecord;
+  }
+}

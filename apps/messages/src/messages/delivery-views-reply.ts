@@ -1,0 +1,111 @@
+import {
+  type DeliverySendRecord,
+  type DeliveryView,
+  type DeliveryViewsV2,
+  INLINE_PAYLOAD_MAX_BYTES,
+  type StoredObjectRecord,
+} from '@envoi/contracts-messages';
+import {
+  type SendSources,
+  toRecipientPartRecord,
+  toSourcesRecord,
+} from '@envoi/shared-composition';
+
+import type { MessageEntity } from './message.entity';
+import { recipientPartOf } from './message-contents.service';
+
+/** What the reply reads and stores, each once per send (or per legacy message). */
+export interface DeliveryReplyReads {
+  /** The send's sources; undefined once purged. */
+  sources(sendId: string): Promise<SendSources | undefined>;
+  /** A message stored before sends were: its raw bytes, null once purged. */
+  raw(messageId: string): Promise<Buffer | null>;
+  /** Stores a send's sources (JSON) in the downloads bucket. */
+  upload(sendId: string, bytes: Buffer): Promise<StoredObjectRecord>;
+}
+
+/** What `,"content_base64":""` adds to a view's JSON around the content itself. */
+const CONTENT_FIELD_BYTES = 20;
+/** What `,"composition":` adds to a view's JSON. */
+const COMPOSITION_FIELD_BYTES = 15;
+
+/** Bytes of the base64 form of `size` bytes. */
+export function base64Length(size: number): number {
+  return 4 * Math.ceil(size / 3);
+}
+
+/**
+ * The DeliveryViewsV2 reply of `messages` (their bare views in `bare`): each send's sources once,
+ * inline while the reply stays within INLINE_PAYLOAD_MAX_BYTES, otherwise through the downloads
+ * bucket; each message of a send with its recipient part. A legacy message's raw bytes go inline
+ * while they fit, otherwise its id goes to `separately`, as does a message whose part does not fit.
+ */
+export async function deliveryViewsReply(
+  messages: readonly MessageEntity[],
+  bare: readonly DeliveryView[],
+  reads: DeliveryReplyReads,
+): Promise<DeliveryViewsV2> {
+  const ids = messages.map((message) => message.id);
+  // Room left with every view bare and every id listed as separate, the most either takes.
+  let room =
+    INLINE_PAYLOAD_MAX_BYTES -
+    Buffer.byteLength(JSON.stringify({ views: bare, sends: [], separately: ids }));
+  const sends = new Map<string, DeliverySendRecord | null>();
+  const views: DeliveryView[] = [];
+  const separately: string[] = [];
+
+  const sendRecord = async (sendId: string): Promise<DeliverySendRecord | null> => {
+    const known = sends.get(sendId);
+    if (known !== undefined) return known;
+    const sources = await reads.sources(sendId);
+    let record: DeliverySendRecord | null = null;
+    if (sources) {
+      const inline: DeliverySendRecord = { id: sendId, sources: toSourcesRecord(sources) };
+      const inlineBytes = Buffer.byteLength(JSON.stringify(inline)) + 1;
+      if (inlineBytes <= room) {
+        record = inline;
+      } else {
+        const json = Buffer.from(JSON.stringify(inline.sources));
+        record = { id: sendId, sources_download: await reads.upload(sendId, json) };
+      }
+      room -= Buffer.byteLength(JSON.stringify(record)) + 1;
+    }
+    sends.set(sendId, record);
+    return record;
+  };
+
+  for (const [index, message] of messages.entries()) {
+    const view = bare[index];
+    if (!view) continue;
+    if (message.sendId === null) {
+      const raw = await reads.raw(message.id);
+      if (raw === null) {
+        views.push(view);
+        continue;
+      }
+      const inlineBytes = base64Length(raw.length) + CONTENT_FIELD_BYTES;
+      if (inlineBytes > room) {
+        separately.push(message.id);
+        continue;
+      }
+      room -= inlineBytes;
+      views.push({ ...view, content_base64: raw.toString('base64') });
+      continue;
+    }
+    const send = message.contentPurgedAt === null ? await sendRecord(message.sendId) : null;
+    if (!send) {
+      views.push(view);
+      continue;
+    }
+    const composition = toRecipientPartRecord(message.sendId, recipientPartOf(message));
+    const partBytes = Buffer.byteLength(JSON.stringify(composition)) + COMPOSITION_FIELD_BYTES;
+    if (partBytes > room) {
+      separately.push(message.id);
+      continue;
+    }
+    room -= partBytes;
+    views.push({ ...view, composition });
+  }
+  const sendRecords = [...sends.values()].filter((send) => send !== null);
+  return { views, sends: sendRecords, separately };
+}
