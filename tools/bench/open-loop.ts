@@ -63,12 +63,14 @@ export async function runOpenLoop(run: OpenLoopRun): Promise<OpenLoopSample> {
         skipped++;
         continue;
       }
+      // A request started up to TICK_MS early is timed from its start, so no latency is negative.
+      const timedFrom = Math.min(scheduledAt, performance.now());
       const request = run.next();
       const sent = sendTrusted(run.target, request, agent).then(
         (response) => {
           lastAnswerAt = performance.now();
           const problem = run.check(response, request);
-          if (problem === null) latenciesMs.push(lastAnswerAt - scheduledAt);
+          if (problem === null) latenciesMs.push(lastAnswerAt - timedFrom);
           else fail(problem);
         },
         (error: unknown) => fail(error instanceof Error ? error.message : String(error)),
