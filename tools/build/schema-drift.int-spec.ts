@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
+import { PLATFORM_SERVICES } from '@envoi/shared-infra';
 import { IsolatedPlatform } from '@envoi/shared-testing';
 
 const run = promisify(execFile);
@@ -9,7 +10,9 @@ const run = promisify(execFile);
 const WORKSPACE = path.resolve(__dirname, '../..');
 
 /** Every service that owns a PostgreSQL schema (its migrations and its entities). */
-const SCHEMA_OWNERS = ['gateway', 'accounts', 'domains', 'suppressions', 'messages', 'delivery'];
+const SCHEMA_OWNERS = PLATFORM_SERVICES.filter((service) => service.migrations).map(
+  (service) => service.name,
+);
 
 const STEP_TIMEOUT_MS = 120_000;
 

@@ -3,6 +3,7 @@ import { CommonErrorCode } from '@envoi/contracts-core';
 import { DomainsErrorCode } from '@envoi/contracts-domains';
 import { MessagesErrorCode } from '@envoi/contracts-messages';
 import { SuppressionsErrorCode } from '@envoi/contracts-suppressions';
+import { WebhooksErrorCode } from '@envoi/contracts-webhooks';
 
 /** Every error code any service can raise. Adding a code without a status fails to compile. */
 export type ServiceErrorCode =
@@ -10,7 +11,8 @@ export type ServiceErrorCode =
   | AccountsErrorCode
   | DomainsErrorCode
   | MessagesErrorCode
-  | SuppressionsErrorCode;
+  | SuppressionsErrorCode
+  | WebhooksErrorCode;
 
 const STATUS_BY_CODE: { readonly [Code in ServiceErrorCode]: number } = {
   [CommonErrorCode.ValidationFailed]: 400,
@@ -60,6 +62,8 @@ const STATUS_BY_CODE: { readonly [Code in ServiceErrorCode]: number } = {
   [MessagesErrorCode.UploadUnavailable]: 503,
   [MessagesErrorCode.IdempotencyKeyReused]: 422,
   [MessagesErrorCode.TrackingNotFound]: 404,
+
+  [WebhooksErrorCode.NotFound]: 404,
 };
 
 /** The HTTP status of a service error code; unknown codes are internal errors. */

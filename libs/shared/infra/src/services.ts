@@ -10,5 +10,6 @@ export const PLATFORM_SERVICES: readonly PlatformService[] = [
   { name: 'suppressions', migrations: true },
   { name: 'messages', migrations: true },
   { name: 'delivery', migrations: true },
+  { name: 'webhooks', migrations: true },
   { name: 'gateway', migrations: true },
 ];

@@ -1,0 +1,28 @@
+import { ServiceKitModule } from '@envoi/shared-kit';
+import { type DynamicModule, Module } from '@nestjs/common';
+
+import { webhooksDataSourceOptions } from './database/data-source-options';
+import { PingModule } from './ping/ping.module';
+import { SERVICE_NAME, WebhooksConfig } from './webhooks.config';
+
+/** The webhooks service, over NATS; PostgreSQL schema "webhooks". */
+@Module({})
+export class AppModule {
+  static forRoot(config: WebhooksConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ServiceKitModule.forRoot({
+          service: SERVICE_NAME,
+          config,
+          dataSource: webhooksDataSourceOptions,
+          // Events this service publishes go through its outbox (enqueueOutbox in a transaction).
+          outbox: { settings: config },
+          // Every stream subject consumed here, each handled by one @StreamConsumer method.
+          consumes: [],
+        }),
+        PingModule,
+      ],
+    };
+  }
+}

@@ -1,0 +1,27 @@
+import { ConfigError, loadConfig } from '@envoi/shared-config';
+
+import { WebhooksConfig } from './webhooks.config';
+
+const BASE = {
+  NATS_URL: 'nats://127.0.0.1:4222',
+  DATABASE_URL: 'postgres://u:p@127.0.0.1:5432/db',
+};
+
+describe('WebhooksConfig', () => {
+  it('has defaults for development', () => {
+    expect(loadConfig(WebhooksConfig, BASE)).toMatchObject({
+      DATABASE_POOL_SIZE: 10,
+      HEALTH_PORT: 0,
+      OUTBOX_RELAY_BATCH: 100,
+      EVENTS_BATCH: 32,
+    });
+  });
+
+  it.each([
+    [{ DATABASE_URL: undefined }, 'DATABASE_URL must be a postgres:// URL'],
+    [{ NATS_URL: 'http://127.0.0.1' }, 'NATS_URL must be one or more nats:// URLs'],
+  ])('refuses %j', (overrides, message) => {
+    expect(() => loadConfig(WebhooksConfig, { ...BASE, ...overrides })).toThrow(ConfigError);
+    expect(() => loadConfig(WebhooksConfig, { ...BASE, ...overrides })).toThrow(message);
+  });
+});

@@ -1,0 +1,4 @@
+export * from './errors';
+export * from './records';
+export * from './requests';
+export * from './subjects';
