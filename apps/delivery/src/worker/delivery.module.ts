@@ -7,12 +7,14 @@ import { SenderKeys } from '../senders/sender-keys.service';
 import { createRoutingDns, MxResolver } from '../smtp/mx-resolver';
 import { SmtpPool } from '../smtp/smtp-pool';
 import { SmtpSender } from '../smtp/smtp-sender';
+import { AccountHolds } from './account-holds';
 import { DeliveryService, MX_RESOLVER, SMTP_SENDER } from './delivery.service';
 import { DeliveryWorker } from './delivery-worker';
 import { OutcomeRecorder } from './outcome-recorder';
 
 @Module({
   providers: [
+    AccountHolds,
     AttemptsRepository,
     ClaimKeeper,
     OutcomeRecorder,
