@@ -1,8 +1,8 @@
 import {
   AccountRef,
   AccountsSubjects,
-  AccountStatusesRequest,
   type AccountStatusesRecord,
+  AccountStatusesRequest,
   type AccountStatusRecord,
   SuspendAccountRequest,
 } from '@envoi/contracts-accounts';
