@@ -7,11 +7,17 @@ import { connectNats, RpcClient } from '@envoi/shared-nats';
 import type { NatsConnection } from 'nats';
 
 import { dataDirectory, readRuntimeInfo } from '../runtime/runtime-files';
+import { AccountStatusUsageError, suspendAccount, unsuspendAccount } from './accounts-status';
 import { listDeadLetters, replayDeadLetter, ReplayUsageError } from './dead-letters';
 
 const USAGE = `Usage:
   npm run admin -- accounts create --name NAME [--owner-email EMAIL] [--json]
       Creates an account with an API key holding every scope, and prints its id and key.
+  npm run admin -- accounts suspend ACCOUNT_ID --reason REASON [--json]
+      Suspends the account: its keys get 401 and its mail is held (its sub-accounts' too,
+      as parent-suspended). Prints the statuses after the change.
+  npm run admin -- accounts unsuspend ACCOUNT_ID [--json]
+      Lifts the account's suspension; each sub-account gets back the status it had.
   npm run admin -- dead-letters list [--service NAME] [--json]
       Lists the stream messages the services' consumers gave up on, most recent first.
   npm run admin -- dead-letters replay ID
@@ -66,6 +72,12 @@ class UsageError extends Error {}
 async function main(argv: string[]): Promise<void> {
   const [group, command, ...rest] = argv;
   if (group === 'accounts' && command === 'create') return createAccount(rest);
+  if (group === 'accounts' && command === 'suspend') {
+    return withNats((connection) => suspendAccount(new RpcClient(connection), rest));
+  }
+  if (group === 'accounts' && command === 'unsuspend') {
+    return withNats((connection) => unsuspendAccount(new RpcClient(connection), rest));
+  }
   if (group === 'dead-letters' && command === 'list') {
     return withNats((connection) => listDeadLetters(connection, rest));
   }
@@ -79,7 +91,10 @@ async function main(argv: string[]): Promise<void> {
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   const message = error instanceof Error ? error.message : String(error);
-  const usage = error instanceof UsageError || error instanceof ReplayUsageError;
+  const usage =
+    error instanceof UsageError ||
+    error instanceof ReplayUsageError ||
+    error instanceof AccountStatusUsageError;
   console.error(usage ? `${message}\n\n${USAGE}` : `admin: ${message}`);
   process.exit(usage ? 2 : 1);
 });

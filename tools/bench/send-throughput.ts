@@ -83,6 +83,8 @@ const TARGETS = {
   ratioToBare100: 0.4,
   ratioToBare1: 0.25,
   halfLoadP99Ms1: 50,
+  /** How far behind the outbox relay may be at full load (issue 13: one second of work). */
+  relayLagMs: 1_000,
 } as const;
 
 interface RelayAfterRun {
@@ -566,6 +568,15 @@ function sendTargets(
       threshold: TARGETS.halfLoadP99Ms1,
       format: (value) => `${ms(value)} ms`,
       breakdown: halfLoadCostLines(halfLoad),
+    }),
+    below({
+      target: `send, 100 recipients, ${levelName}: how far the outbox relay is behind when a run ends`,
+      value: Math.max(...(envoi100?.byConnections[top]?.relay ?? []).map((relay) => relay.lagMs)),
+      threshold: TARGETS.relayLagMs,
+      format: (value) => `${integer(value)} ms`,
+      breakdown: [
+        `rows left unpublished: ≤ ${integer(Math.max(...(envoi100?.byConnections[top]?.relay ?? []).map((relay) => relay.backlog)))}`,
+      ],
     }),
   ];
 }

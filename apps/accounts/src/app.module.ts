@@ -8,6 +8,7 @@ import { ApiKeysModule } from './api-keys/api-keys.module';
 import { accountsDataSourceOptions } from './database/data-source-options';
 import { MembersModule } from './members/members.module';
 import { SubAccountsModule } from './sub-accounts/sub-accounts.module';
+import { SuspensionModule } from './suspension/suspension.module';
 import { UsersModule } from './users/users.module';
 
 /** The accounts service: identity and tenancy over NATS, PostgreSQL schema "accounts". */
@@ -28,6 +29,7 @@ export class AppModule {
         ApiKeysModule,
         AccountsModule,
         SubAccountsModule,
+        SuspensionModule,
       ],
     };
   }

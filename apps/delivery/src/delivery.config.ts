@@ -164,6 +164,19 @@ export class DeliveryConfig extends OutboxServiceEnv {
   /** Longest a sender domain's DKIM key is reused (the domains service's answer may say less). */
   @IntSetting(0, 3_600_000) SENDER_CACHE_MAX_TTL_MS: number = 60_000;
 
+  /**
+   * A job of an account that is not active (suspended, deleted) is handed back for this long,
+   * then its account's status is looked at again: its mail goes out at most this long after the
+   * account is active again.
+   */
+  @IntSetting(100, 3_600_000) DELIVERY_SUSPENDED_RECHECK_MS: number = 60_000;
+
+  /**
+   * Longest an account's status is reused; a change the accounts service announces drops it at
+   * once. 0: every job asks.
+   */
+  @IntSetting(0, 600_000) ACCOUNT_STATUS_CACHE_TTL_MS: number = 10_000;
+
   /** How long a call to the messages or domains service may take. */
   @IntSetting(100, 120_000) RPC_TIMEOUT_MS: number = 10_000;
 

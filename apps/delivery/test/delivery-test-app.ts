@@ -59,6 +59,7 @@ export const TEST_ENV = {
   RPC_TIMEOUT_MS: '3000',
   TRACKING_BASE_URL: 'https://track.envoi.test',
   TRACKING_SECRET: 'tracking-secret-for-the-delivery-integration-tests',
+  DELIVERY_SUSPENDED_RECHECK_MS: '300',
 };
 
 /** Delivery events as the EVENTS stream carries them, in arrival order. */
@@ -249,7 +250,7 @@ async function startDelivery(env: Record<string, string>): Promise<DeliveryInsta
 
 /**
  * The delivery service under test (in this process) with the real domains service (a process
- * from dist/, for DKIM keys) on a private database and nats-server, a DNS server on loopback as
+ * from dist/, for DKIM keys) and accounts service (for account statuses) on a private database and nats-server, a DNS server on loopback as
  * every resolver, and smtp-server sinks on loopback as the recipients' MX hosts.
  */
 export async function startDeliveryTestApp(): Promise<DeliveryTestApp> {
@@ -270,6 +271,8 @@ export async function startDeliveryTestApp(): Promise<DeliveryTestApp> {
       OUTBOX_RELAY_INTERVAL_MS: '100',
     });
     await platform.startService('domains', baseEnv);
+    // Answers the account statuses delivery checks (accounts it does not know count as active).
+    await platform.startService('accounts', baseEnv);
 
     let port = 0;
     let sink: SmtpSink | undefined;
@@ -370,9 +373,11 @@ export interface TestSender {
   domain: DomainRecord;
 }
 
-/** A verified sending domain of a fresh account (real domains service, records published). */
-export async function newSender(app: DeliveryTestApp): Promise<TestSender> {
-  const accountId = randomUUID();
+/** A verified sending domain of the account (real domains service, records published). */
+export async function newSender(
+  app: DeliveryTestApp,
+  accountId: string = randomUUID(),
+): Promise<TestSender> {
   const created = await app.rpc.request(DomainsSubjects.createDomain, {
     account_id: accountId,
     body: { domain: `${unique('s')}.example.test` },

@@ -7,6 +7,7 @@ import { SenderKeys } from '../senders/sender-keys.service';
 import { createRoutingDns, MxResolver } from '../smtp/mx-resolver';
 import { SmtpPool } from '../smtp/smtp-pool';
 import { SmtpSender } from '../smtp/smtp-sender';
+import { AccountHolds } from './account-holds';
 import { DeliveryService, MX_RESOLVER, SMTP_SENDER } from './delivery.service';
 import { DeliveryWorker } from './delivery-worker';
 import { MessageViews } from './message-views';
@@ -14,6 +15,7 @@ import { OutcomeRecorder } from './outcome-recorder';
 
 @Module({
   providers: [
+    AccountHolds,
     AttemptsRepository,
     ClaimKeeper,
     OutcomeRecorder,

@@ -32,6 +32,7 @@ import { SenderDomainGoneError, SenderKeys } from '../senders/sender-keys.servic
 import type { MxResolver } from '../smtp/mx-resolver';
 import type { SmtpSender } from '../smtp/smtp-sender';
 import { bounceAddress } from '../smtp/verp';
+import { AccountHolds } from './account-holds';
 import { chunkSettlement, type Settlement } from './chunk-settlement';
 import { MessageSlots } from './message-slots';
 import { hasContent, type MessageView, MessageViews } from './message-views';
@@ -99,6 +100,7 @@ export class DeliveryService {
     private readonly outbox: OutboxRelayService,
     private readonly claims: ClaimKeeper,
     private readonly recorder: OutcomeRecorder,
+    private readonly holds: AccountHolds,
   ) {
     this.slots = new MessageSlots(config.DELIVERY_CONCURRENCY);
     this.retryPolicy = {
@@ -117,6 +119,8 @@ export class DeliveryService {
     signal: AbortSignal,
     messageDone: () => void = () => undefined,
   ): Promise<Settlement> {
+    const held = await this.holds.holdOf(job.account_id);
+    if (held) return held;
     if ('message_ids' in job) return this.processChunk(job, signal, messageDone);
     const existing = await this.attempts.find(job.message_id, job.attempt);
     const settled = this.settledByLog(existing, new Date());

@@ -1,6 +1,8 @@
 import { isHostname, normalizeDomainName, NullAsAbsent, WithPage } from '@envoi/contracts-core';
 import { Transform, Type } from 'class-transformer';
 import {
+  ArrayMaxSize,
+  IsArray,
   IsDefined,
   IsInt,
   IsNotEmpty,
@@ -72,6 +74,11 @@ export interface AccountStatusRecord {
   status: AccountStatus;
   /** Its sub-accounts, each with its status after the change. */
   sub_accounts: { account_id: string; status: AccountStatus }[];
+}
+
+/** The statuses of the accounts asked for that exist (any order); unknown ids are left out. */
+export interface AccountStatusesRecord {
+  statuses: { account_id: string; status: AccountStatus }[];
 }
 
 // ---- Public request bodies ----
@@ -152,6 +159,17 @@ export class SuspendSubAccountRequest extends SubAccountRef {
 /** An operator's suspension of any account (admin CLI); a parent's cascades to its children. */
 export class SuspendAccountRequest extends AccountRef {
   @Trimmed() @IsString() @IsNotEmpty() @MaxLength(500) reason!: string;
+}
+
+/** Largest number of accounts one accountStatuses request may ask about. */
+export const ACCOUNT_STATUSES_MAX_IDS = 1_000;
+
+/** The statuses of many accounts in one call (delivery holds the mail of non-active ones). */
+export class AccountStatusesRequest {
+  @IsArray()
+  @ArrayMaxSize(ACCOUNT_STATUSES_MAX_IDS)
+  @IsUUID('all', { each: true })
+  account_ids!: string[];
 }
 
 export class ListSubAccountApiKeysRequest extends WithPage {

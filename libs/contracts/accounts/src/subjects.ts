@@ -24,6 +24,8 @@ import type {
 } from './requests';
 import type {
   AccountStatusChangedEvent,
+  AccountStatusesRecord,
+  AccountStatusesRequest,
   AccountStatusRecord,
   CreateSubAccountApiKeyRequest,
   CreateSubAccountRequest,
@@ -107,6 +109,10 @@ export const AccountsSubjects = {
   ),
   unsuspendAccount: requestSubject<AccountRef, AccountStatusRecord>(
     'accounts.account.unsuspend.v1',
+  ),
+  /** The statuses of many accounts at once (unknown ids left out); delivery asks before sending. */
+  accountStatuses: requestSubject<AccountStatusesRequest, AccountStatusesRecord>(
+    'accounts.account.statuses.v1',
   ),
   /** Broadcast to every replica of every service (no queue group). */
   accountStatusChanged: eventSubject<AccountStatusChangedEvent>(
