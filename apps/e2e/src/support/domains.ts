@@ -26,7 +26,7 @@ export async function publishRecords(
 
 /** A domain of the session's account whose DNS has verified: mail can be sent from it. */
 export async function createVerifiedDomain(
-  session: AccountSession,
+  session: Pick<AccountSession, 'api' | 'path'>,
   name = uniqueDomain(),
 ): Promise<DomainRecord> {
   const created = await session.api.post<DomainRecord>(session.path('/domains'), { domain: name });

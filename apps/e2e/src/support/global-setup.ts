@@ -55,6 +55,8 @@ export default async function globalSetup(): Promise<void> {
         SMTP_OUTBOUND_PORT: String(smtpPort),
         // Retries in seconds, not hours, so deferrals resolve within a test.
         RETRY_SCHEDULE_MS: '500,1000,2000',
+        // Held mail of a suspended account goes out within a fraction of a second of unsuspension.
+        DELIVERY_SUSPENDED_RECHECK_MS: '300',
       },
     });
   } catch (error) {
