@@ -6,6 +6,7 @@ import { domainScopesSuite } from './suites/domain-scopes.suite';
 import { membersSuite } from './suites/members.suite';
 import { subAccountKeysSuite } from './suites/sub-account-keys.suite';
 import { subAccountsSuite } from './suites/sub-accounts.suite';
+import { usageSuite } from './suites/usage.suite';
 
 /**
  * One instance of the service for every suite: instances share the `accounts` queue group, and
@@ -36,4 +37,5 @@ describe('accounts service', () => {
   domainScopesSuite(getApp);
   subAccountsSuite(getApp);
   subAccountKeysSuite(getApp);
+  usageSuite(getApp);
 });
