@@ -1,9 +1,9 @@
 import { Module } from '@nestjs/common';
 
 import { AcceptedRequestsModule } from '../accepted-requests/accepted-requests.module';
+import { CreditReservations } from '../credit/credit-reservations.repository';
 import { RetentionRepository } from '../retention/retention.repository';
 import { RetentionPurgeService } from '../retention/retention-purge.service';
-import { CreditReservations } from '../credit/credit-reservations.repository';
 import { AccountDefaultsService } from '../senders/account-defaults.service';
 import { SenderAuthorizations } from '../senders/sender-authorizations.service';
 import { HtmlTracker } from '../tracking/html-tracker.service';
