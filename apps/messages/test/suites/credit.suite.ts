@@ -6,6 +6,7 @@ import {
   createAccount,
   createDomain,
   messageBody,
+  MESSAGES_TEST_ENV,
   type MessagesTestApp,
   newSender,
   send,
@@ -58,6 +59,28 @@ export function creditSuite(getApp: () => MessagesTestApp): void {
         expect(entry).toMatchObject({ id: null, error: creditUsedUp(5) });
       }
       expect(await storedMessages(app, sender.accountId)).toBe(5);
+    });
+
+    it('accepts exactly the credit with a second messages replica sharing the sends', async () => {
+      const replica = await app.platform.startService(
+        'messages',
+        app.platform.env({ ...MESSAGES_TEST_ENV, LOG_LEVEL: 'info' }),
+      );
+      try {
+        const sender = await cappedSender(app, 5);
+
+        // Both replicas are in the service's queue group: NATS spreads the requests over them.
+        const results = await Promise.all(
+          Array.from({ length: 20 }, () => send(app, sender, messageBody(sender))),
+        );
+
+        const all = statuses(results);
+        expect(all.filter((status) => status === 'queued')).toHaveLength(5);
+        expect(all.filter((status) => status === 'error')).toHaveLength(15);
+        expect(await storedMessages(app, sender.accountId)).toBe(5);
+      } finally {
+        await replica.stop();
+      }
     });
 
     it('splits a send at the credit left: the first recipients in, the rest refused', async () => {
