@@ -1,4 +1,5 @@
 import { DomainsStreamSubjects } from '@envoi/contracts-domains';
+import { MessagesStreamSubjects } from '@envoi/contracts-messages';
 import { ServiceKitModule } from '@envoi/shared-kit';
 import { type DynamicModule, Module } from '@nestjs/common';
 
@@ -9,6 +10,7 @@ import { accountsDataSourceOptions } from './database/data-source-options';
 import { MembersModule } from './members/members.module';
 import { SubAccountsModule } from './sub-accounts/sub-accounts.module';
 import { SuspensionModule } from './suspension/suspension.module';
+import { UsageModule } from './usage/usage.module';
 import { UsersModule } from './users/users.module';
 
 /** The accounts service: identity and tenancy over NATS, PostgreSQL schema "accounts". */
@@ -22,7 +24,7 @@ export class AppModule {
           service: SERVICE_NAME,
           config,
           dataSource: accountsDataSourceOptions,
-          consumes: [DomainsStreamSubjects.deleted],
+          consumes: [DomainsStreamSubjects.deleted, MessagesStreamSubjects.reception],
         }),
         UsersModule,
         MembersModule,
@@ -30,6 +32,7 @@ export class AppModule {
         AccountsModule,
         SubAccountsModule,
         SuspensionModule,
+        UsageModule,
       ],
     };
   }

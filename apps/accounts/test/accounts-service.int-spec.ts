@@ -7,6 +7,7 @@ import { membersSuite } from './suites/members.suite';
 import { subAccountKeysSuite } from './suites/sub-account-keys.suite';
 import { subAccountsSuite } from './suites/sub-accounts.suite';
 import { suspensionSuite } from './suites/suspension.suite';
+import { usageSuite } from './suites/usage.suite';
 
 /**
  * One instance of the service for every suite: instances share the `accounts` queue group, and
@@ -38,4 +39,5 @@ describe('accounts service', () => {
   subAccountsSuite(getApp);
   subAccountKeysSuite(getApp);
   suspensionSuite(getApp);
+  usageSuite(getApp);
 });

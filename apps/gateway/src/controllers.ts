@@ -8,6 +8,7 @@ import { MessagesController } from './v2/messages.controller';
 import { PingController } from './v2/ping.controller';
 import { SubAccountApiKeysController } from './v2/sub-account-api-keys.controller';
 import { SubAccountsController } from './v2/sub-accounts.controller';
+import { SubAccountsUsageController } from './v2/sub-accounts-usage.controller';
 import { SuppressionsController } from './v2/suppressions.controller';
 
 /** Every HTTP controller of the edge, in one list the route-policy test can inspect. */
@@ -16,6 +17,8 @@ export const GATEWAY_CONTROLLERS = [
   AccountsController,
   MembersController,
   ApiKeysController,
+  // Before SubAccountsController, whose `:sub_account_id` could otherwise take `usage`.
+  SubAccountsUsageController,
   SubAccountsController,
   SubAccountApiKeysController,
   DomainsController,

@@ -1,6 +1,7 @@
 import { type MessagesTestApp, startMessagesService } from './messages-test-app';
 import { acceptSuite } from './suites/accept.suite';
 import { conversationSuite } from './suites/conversation.suite';
+import { creditSuite } from './suites/credit.suite';
 import { deliverySuite } from './suites/delivery.suite';
 import { deliveryBatchSuite } from './suites/delivery-batch.suite';
 import { idempotencySuite } from './suites/idempotency.suite';
@@ -42,4 +43,5 @@ describe('messages service', () => {
   deliveryBatchSuite(getApp);
   trackingSuite(getApp);
   sendsSuite(getApp);
+  creditSuite(getApp);
 });

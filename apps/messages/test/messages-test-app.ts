@@ -123,7 +123,7 @@ export const TRACKING_TEST_BASE_URL = 'https://track.envoi.test';
  * Timings that keep tests short: the relay polls every 100 ms (so does scheduling); a delivery
  * event that failed comes back after 50 ms (then 100, 200, …).
  */
-const MESSAGES_TEST_ENV = {
+export const MESSAGES_TEST_ENV = {
   OUTBOX_RELAY_INTERVAL_MS: '100',
   EVENTS_RETRY_MS: '50',
   RETENTION_PURGE_INTERVAL_MS: '3600000',

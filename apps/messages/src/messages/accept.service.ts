@@ -50,6 +50,7 @@ import { DataSource } from 'typeorm';
 
 import { AcceptedRequests } from '../accepted-requests/accepted-requests.service';
 import { checkContentRules, customHeaders } from '../composition';
+import { CreditReservations, creditUsedUp } from '../credit/credit-reservations.repository';
 import { AccountDefaultsService } from '../senders/account-defaults.service';
 import {
   type AuthorizedSender,
@@ -85,7 +86,19 @@ interface SendSetting {
   sender: AuthorizedSender;
   options: EffectiveOptions;
   suppressed: Map<string, string>;
+  /** Messages per billing period; 0: no cap. */
+  monthlyCredit: number;
   now: Date;
+}
+
+/** What storing a send needs besides its messages. */
+interface StoredSend {
+  request: SendContext;
+  body: SendOptionsBody;
+  setting: SendSetting;
+  sources: SendSources;
+  /** Per message when templated, else the first one standing for all. */
+  prepared: PreparedMessage[];
 }
 
 /** One message about to be stored: its row, what it adds to its send and what announces it. */
@@ -320,6 +333,14 @@ function suppressedEntry(
   };
 }
 
+/** A recipient beyond the account's monthly credit: not accepted, and told why. */
+function creditRefusedEntry(
+  entry: CreatedMessageRecord,
+  monthlyCredit: number,
+): CreatedMessageRecord {
+  return { ...entry, id: null, status: 'error', error: creditUsedUp(monthlyCredit) };
+}
+
 function acceptedEntry(
   recipient: RecipientEcho,
   draft: Draft,
@@ -377,6 +398,7 @@ export class AcceptService {
     private readonly sends: SendsRepository,
     private readonly composer: StoredComposer,
     private readonly acceptedRequests: AcceptedRequests,
+    private readonly credits: CreditReservations,
   ) {}
 
   /** One message per recipient, whose To holds that recipient only; once per idempotency key. */
@@ -441,9 +463,7 @@ export class AcceptService {
       data.push(acceptedEntry(echo, draft, setting.options, body));
     }
     const sources = sendSources(setting, body, 'message', templated, undefined, body.substitutions);
-    const reply = fitReply(data);
-    await this.store(request, body, setting, sources, drafts, reply);
-    return reply;
+    return this.store(request, body, setting, sources, drafts, data);
   }
 
   /** Bcc on the envelope only; no templating. */
@@ -482,9 +502,7 @@ export class AcceptService {
       to: body.to,
       ...(body.cc ? { cc: body.cc } : {}),
     });
-    const reply = fitReply(data);
-    await this.store(request, body, setting, sources, draft ? [draft] : [], reply);
-    return reply;
+    return this.store(request, body, setting, sources, draft ? [draft] : [], data);
   }
 
   /**
@@ -547,6 +565,7 @@ export class AcceptService {
       sender: sender.value,
       options: effectiveOptions(body, account.value, schedule, now),
       suppressed: suppressed.value,
+      monthlyCredit: account.value.monthlyCredit,
       now,
     };
   }
@@ -578,12 +597,11 @@ export class AcceptService {
   }
 
   /**
-   * Checks the sizes, then one statement of one INSERT per table (each column one array
-   * parameter, expanded by PostgreSQL): the send and its attachments, the messages, their
-   * tracked links, and the outbox rows (reception events first, then the delivery jobs, due at
-   * the first attempt). Under an idempotency key it runs in a transaction after the key and its
-   * reply (first, so that a concurrent duplicate waits for it). Nothing is composed for
-   * storage: reads compose from the send.
+   * Checks the sizes, then stores the messages: within the account's monthly credit when it has
+   * one (see storeWithinCredit), else in one statement (see rowsStatement), which is atomic on its
+   * own. Under an idempotency key it runs in a transaction after the key and its reply (first, so
+   * that a concurrent duplicate waits for it). Nothing is composed for storage: reads compose
+   * from the send. Answers the reply.
    */
   private async store(
     request: SendContext,
@@ -591,10 +609,9 @@ export class AcceptService {
     setting: SendSetting,
     sources: SendSources,
     drafts: Draft[],
-    reply: CreateMessageResult,
-  ): Promise<void> {
-    if (drafts.length === 0) return;
-    const { options, sender, now } = setting;
+    data: CreatedMessageRecord[],
+  ): Promise<CreateMessageResult> {
+    if (drafts.length === 0) return fitReply(data);
     const prepare = (draft: Draft) => this.composer.prepare(sources, draft.part, draft.content);
     // Templated messages differ in content, so each one is tracked (and its links stored) alone;
     // otherwise the first message stands for all.
@@ -604,6 +621,75 @@ export class AcceptService {
       (index) => prepared[index],
       (draft) => prepare(draft).input,
     );
+    const stored: StoredSend = { request, body, setting, sources, prepared };
+    if (setting.monthlyCredit > 0) return this.storeWithinCredit(stored, drafts, data);
+    const reply = fitReply(data);
+    const rows = this.rowsStatement(stored, drafts);
+    // Its text depends only on which tables get rows and the number of attachments: prepared.
+    if (request.idempotency === undefined) {
+      // One statement is atomic on its own: no BEGIN and COMMIT round trips.
+      await preparedQuery(this.dataSource.manager, rows.sql, rows.parameters);
+    } else {
+      await this.dataSource.transaction(async (manager) => {
+        await this.acceptedRequests.record(manager, request, reply);
+        await preparedQuery(manager, rows.sql, rows.parameters);
+      });
+    }
+    this.accepted(stored, drafts);
+    return reply;
+  }
+
+  /**
+   * A capped account's send: the credit is reserved in the transaction that stores the send, so
+   * that concurrent sends (on any replica) never accept more than the credit; the recipients
+   * beyond it get `error`, as suppressed ones do.
+   */
+  private async storeWithinCredit(
+    stored: StoredSend,
+    drafts: Draft[],
+    data: CreatedMessageRecord[],
+  ): Promise<CreateMessageResult> {
+    const { request, setting } = stored;
+    const { reply, kept } = await this.dataSource.transaction(async (manager) => {
+      const granted = await this.credits.reserve(manager, {
+        accountId: setting.accountId,
+        at: setting.now,
+        count: drafts.length,
+        monthlyCredit: setting.monthlyCredit,
+      });
+      const kept = drafts.slice(0, granted);
+      const refused = new Set(drafts.slice(granted).map((draft) => draft.header));
+      const reply = fitReply(
+        data.map((entry) =>
+          entry.id !== null && refused.has(entry.id)
+            ? creditRefusedEntry(entry, setting.monthlyCredit)
+            : entry,
+        ),
+      );
+      if (request.idempotency !== undefined) {
+        await this.acceptedRequests.record(manager, request, reply);
+      }
+      if (kept.length > 0) {
+        const rows = this.rowsStatement(stored, kept);
+        await preparedQuery(manager, rows.sql, rows.parameters);
+      }
+      return { reply, kept };
+    });
+    if (kept.length > 0) this.accepted(stored, kept);
+    return reply;
+  }
+
+  /**
+   * One statement of one INSERT per table (each column one array parameter, expanded by
+   * PostgreSQL): the send and its attachments, the messages, their tracked links, and the outbox
+   * rows (reception events first, then the delivery jobs, due at the first attempt).
+   */
+  private rowsStatement(
+    stored: StoredSend,
+    drafts: Draft[],
+  ): { sql: string; parameters: unknown[] } {
+    const { request, body, setting, sources, prepared } = stored;
+    const { options, sender, now } = setting;
     const sendId = uuidv7(now.getTime());
     const send: SendRow = {
       id: sendId,
@@ -715,21 +801,15 @@ export class AcceptService {
       ...this.tracking.insertLinksStatements(messageLinks),
       enqueueOutboxStatement(this.dataSource.manager, [...receptions, ...jobs]),
     ]);
-    if (!rows) return;
-    // Its text depends only on which tables get rows and the number of attachments: prepared.
-    if (request.idempotency === undefined) {
-      // One statement is atomic on its own: no BEGIN and COMMIT round trips.
-      await preparedQuery(this.dataSource.manager, rows.sql, rows.parameters);
-    } else {
-      await this.dataSource.transaction(async (manager) => {
-        await this.acceptedRequests.record(manager, request, reply);
-        await preparedQuery(manager, rows.sql, rows.parameters);
-      });
-    }
+    if (!rows) throw new Error('a send with messages has rows to insert');
+    return rows;
+  }
+
+  private accepted({ setting, sources }: StoredSend, drafts: Draft[]): void {
     this.outbox.notify();
     this.logger.log(
-      `accepted ${messages.length} ${sources.kind}(s) from ${sender.domain}: ${messages[0]?.id ?? ''}${
-        messages.length > 1 ? ' …' : ''
+      `accepted ${drafts.length} ${sources.kind}(s) from ${setting.sender.domain}: ${drafts[0]?.id ?? ''}${
+        drafts.length > 1 ? ' …' : ''
       }`,
     );
   }

@@ -2,6 +2,7 @@ import { HtmlTracker, StoredComposer } from '@envoi/shared-composition';
 import { Module } from '@nestjs/common';
 
 import { AcceptedRequestsModule } from '../accepted-requests/accepted-requests.module';
+import { CreditReservations } from '../credit/credit-reservations.repository';
 import { MessagesConfig } from '../messages.config';
 import { RetentionRepository } from '../retention/retention.repository';
 import { RetentionPurgeService } from '../retention/retention-purge.service';
@@ -26,6 +27,7 @@ import { SuppressionChecks } from './suppression-checks.service';
     RetentionRepository,
     SenderAuthorizations,
     AccountDefaultsService,
+    CreditReservations,
     SuppressionChecks,
     SendsRepository,
     {

@@ -8,27 +8,34 @@ import type { AccountDefaults } from '../messages/send-options';
 
 const MAX_ENTRIES = 10_000;
 
+/** The account's defaults, and its cap on messages per billing period (0: none). */
+export interface SendingAccount extends AccountDefaults {
+  monthlyCredit: number;
+}
+
 /**
- * An account's tracking and retention defaults (accounts service), reused for a short while:
- * a change applies to sends accepted after ACCOUNT_CACHE_TTL_MS at the latest.
+ * An account's tracking and retention defaults and its monthly credit (accounts service), reused
+ * for a short while: a change applies to sends accepted after ACCOUNT_CACHE_TTL_MS at the latest.
  */
 @Injectable()
 export class AccountDefaultsService {
-  private readonly cache = new TtlCache<AccountDefaults>(MAX_ENTRIES);
+  private readonly cache = new TtlCache<SendingAccount>(MAX_ENTRIES);
 
   constructor(
     private readonly rpc: RpcClient,
     private readonly config: MessagesConfig,
   ) {}
 
-  get(accountId: string): Promise<AccountDefaults> {
+  get(accountId: string): Promise<SendingAccount> {
     return this.cache.get(
       accountId,
       async () => {
-        const account = await this.rpc.request(AccountsSubjects.getAccount, {
-          account_id: accountId,
-        });
+        const [account, credit] = await Promise.all([
+          this.rpc.request(AccountsSubjects.getAccount, { account_id: accountId }),
+          this.rpc.request(AccountsSubjects.getAccountCredit, { account_id: accountId }),
+        ]);
         return {
+          monthlyCredit: credit.monthly_credit,
           trackOpens: account.track_opens,
           trackClicks: account.track_clicks,
           metadataDays: account.message_metadata_retention,

@@ -68,6 +68,12 @@ export interface SubAccountsUsageRecord {
   total: UsageBucket;
 }
 
+/** Internal (messages service): an account's cap on messages per billing period; 0 = none. */
+export interface AccountCreditRecord {
+  account_id: string;
+  monthly_credit: number;
+}
+
 /** An operator's view of an account's status (admin CLI). */
 export interface AccountStatusRecord {
   account_id: string;

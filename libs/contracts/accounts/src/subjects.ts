@@ -23,6 +23,7 @@ import type {
   VerifyApiKeyRequest,
 } from './requests';
 import type {
+  AccountCreditRecord,
   AccountStatusChangedEvent,
   AccountStatusesRecord,
   AccountStatusesRequest,
@@ -86,6 +87,8 @@ export const AccountsSubjects = {
   getSubAccountsUsage: requestSubject<AccountRef, SubAccountsUsageRecord>(
     'accounts.sub-account.usage.v1',
   ),
+  /** Internal (messages service): the account's monthly credit, enforced at accept. */
+  getAccountCredit: requestSubject<AccountRef, AccountCreditRecord>('accounts.account.credit.v1'),
 
   listSubAccountApiKeys: requestSubject<ListSubAccountApiKeysRequest, Page<ApiKeyRecord>>(
     'accounts.sub-account-api-key.list.v1',

@@ -1,0 +1,150 @@
+import { randomUUID } from 'node:crypto';
+
+import { AccountsErrorCode, AccountsSubjects } from '@envoi/contracts-accounts';
+import { EVENTS_STREAM } from '@envoi/contracts-core';
+import { MessagesStreamSubjects } from '@envoi/contracts-messages';
+import { pollUntil } from '@envoi/shared-testing';
+
+import { CountedReceptionsPurgeService } from '../../src/usage/counted-receptions-purge.service';
+import { RECEPTION_COUNT_DURABLE } from '../../src/usage/reception-events.controller';
+import type { AccountsTestApp } from '../accounts-test-app';
+
+export function usageSuite(getApp: () => AccountsTestApp): void {
+  describe('accounts service: reception usage', () => {
+    let app: AccountsTestApp;
+
+    beforeAll(() => {
+      app = getApp();
+    });
+
+    /** Publishes a message.reception event as the messages relay does; answers its sequence. */
+    async function publishReception(
+      accountId: string,
+      messageId: string,
+      timestamp = new Date().toISOString(),
+      eventId = randomUUID(),
+    ): Promise<number> {
+      const event = {
+        id: eventId,
+        type: 'message.reception',
+        timestamp,
+        data: { account_id: accountId, event: 'on_reception', id: messageId },
+      };
+      const ack = await app.connection
+        .jetstream()
+        .publish(
+          MessagesStreamSubjects.reception.name,
+          new TextEncoder().encode(JSON.stringify(event)),
+          { msgID: eventId },
+        );
+      return ack.seq;
+    }
+
+    async function consumedThrough(seq: number): Promise<void> {
+      const jsm = await app.connection.jetstreamManager();
+      await pollUntil(
+        () => jsm.consumers.info(EVENTS_STREAM, RECEPTION_COUNT_DURABLE),
+        (info) => info.ack_floor.stream_seq >= seq,
+        { timeoutMs: 15_000, what: `the reception consumer to acknowledge #${seq}` },
+      );
+    }
+
+    async function countOf(accountId: string, period: string): Promise<number | undefined> {
+      const rows = await app.dataSource.query<Array<{ count: number }>>(
+        `SELECT reception_count::int AS count FROM accounts.reception_counts
+          WHERE account_id = $1 AND period_start = $2::date`,
+        [accountId, period],
+      );
+      return rows[0]?.count;
+    }
+
+    const currentPeriod = () => new Date().toISOString().slice(0, 8) + '01';
+
+    it('counts each message once, however often its event comes, and records the activity', async () => {
+      const { account } = await app.createAccount();
+      const ids = [randomUUID(), randomUUID(), randomUUID()];
+      for (const id of ids) await publishReception(account.id, id);
+      // The same messages again under new event ids (a republished outbox row), twice.
+      for (const id of [...ids, ...ids]) await publishReception(account.id, id);
+      await consumedThrough(await publishReception(account.id, ids[0] ?? ''));
+
+      expect(await countOf(account.id, currentPeriod())).toBe(3);
+      const [row] = await app.dataSource.query<Array<{ last_activity_at: Date | null }>>(
+        'SELECT last_activity_at FROM accounts.accounts WHERE id = $1',
+        [account.id],
+      );
+      expect(row?.last_activity_at).toBeInstanceOf(Date);
+    });
+
+    it('counts a reception in the calendar month (UTC) it was accepted in', async () => {
+      const { account } = await app.createAccount();
+      await publishReception(account.id, randomUUID(), '2026-01-31T23:59:59.999Z');
+      await publishReception(account.id, randomUUID(), '2026-02-01T00:00:00.000Z');
+      await consumedThrough(
+        await publishReception(account.id, randomUUID(), '2026-02-10T00:00:00.000Z'),
+      );
+
+      expect(await countOf(account.id, '2026-01-01')).toBe(1);
+      expect(await countOf(account.id, '2026-02-01')).toBe(2);
+    });
+
+    it('purges the ids of periods that ended longer ago than the retention, not the counts', async () => {
+      const { account } = await app.createAccount();
+      const old = randomUUID();
+      const recent = randomUUID();
+      await publishReception(account.id, old, '2020-03-15T00:00:00.000Z');
+      await consumedThrough(await publishReception(account.id, recent));
+
+      await app.app.get(CountedReceptionsPurgeService).purgeEndedPeriods(new Date());
+
+      const kept = await app.dataSource.query<Array<{ message_id: string }>>(
+        'SELECT message_id FROM accounts.counted_receptions WHERE message_id = ANY($1::uuid[])',
+        [[old, recent]],
+      );
+      expect(kept.map((row) => row.message_id)).toEqual([recent]);
+      expect(await countOf(account.id, '2020-03-01')).toBe(1);
+    });
+
+    it('reports the parent, live children, removed children and the total of the period', async () => {
+      const { account: parent } = await app.createAccount();
+      const child = (name: string) =>
+        app.rpc.request(AccountsSubjects.createSubAccount, {
+          account_id: parent.id,
+          sub_account: { name, website: 'usage.example.com' },
+        });
+      const [live, removed] = [await child('Live'), await child('Removed')];
+      await app.rpc.request(AccountsSubjects.deleteSubAccount, {
+        account_id: parent.id,
+        sub_account_id: removed.id,
+      });
+      let last = 0;
+      for (const [accountId, count] of [
+        [parent.id, 1],
+        [live.id, 2],
+        [removed.id, 1],
+      ] as const) {
+        for (let index = 0; index < count; index += 1) {
+          last = await publishReception(accountId, randomUUID());
+        }
+      }
+      await consumedThrough(last);
+
+      const usage = await app.rpc.request(AccountsSubjects.getSubAccountsUsage, {
+        account_id: parent.id,
+      });
+
+      expect(usage).toMatchObject({
+        currency: 'usd',
+        allocation_method: 'proportional',
+        parent: { account_id: parent.id, reception_count: 1 },
+        sub_accounts: [{ account_id: live.id, name: 'Live', reception_count: 2 }],
+        removed_sub_accounts: { reception_count: 1 },
+        total: { reception_count: 4 },
+      });
+      expect(usage.billing_period.start).toBe(`${currentPeriod()}T00:00:00.000Z`);
+      await expect(
+        app.rpc.request(AccountsSubjects.getSubAccountsUsage, { account_id: live.id }),
+      ).rejects.toMatchObject({ code: AccountsErrorCode.NotAParentAccount });
+    });
+  });
+}
