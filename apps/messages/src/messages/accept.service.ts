@@ -70,6 +70,7 @@ import { checkSchedule, type EffectiveOptions, effectiveOptions } from './send-o
 import { type SendAttachmentRow, type SendRow, SendsRepository } from './sends.repository';
 import { composedSizeBound, type SizeParts } from './size-bound';
 import { SuppressionChecks, suppressionKey } from './suppression-checks.service';
+import { suppressedAtAcceptEntries } from './suppressed-at-accept';
 
 /** The text fields templates apply to. */
 interface Content {
@@ -420,12 +421,14 @@ export class AcceptService {
       : positions.map(() => given);
     const ids = uuidv7s(positions.length, now.getTime());
     const drafts: Draft[] = [];
+    const suppressed: string[] = [];
     const data: CreatedMessageRecord[] = [];
     for (const recipient of body.recipients) {
       const echo = echoOf(recipient);
       const reason = setting.suppressed.get(suppressionKey(recipient.email));
       if (reason !== undefined) {
         data.push(suppressedEntry(echo, reason, body));
+        suppressed.push(recipient.email);
         continue;
       }
       // The n-th deliverable recipient's rendering.
@@ -442,7 +445,7 @@ export class AcceptService {
     }
     const sources = sendSources(setting, body, 'message', templated, undefined, body.substitutions);
     const reply = fitReply(data);
-    await this.store(request, body, setting, sources, drafts, reply);
+    await this.store(request, body, setting, sources, drafts, reply, suppressed);
     return reply;
   }
 
@@ -483,7 +486,10 @@ export class AcceptService {
       ...(body.cc ? { cc: body.cc } : {}),
     });
     const reply = fitReply(data);
-    await this.store(request, body, setting, sources, draft ? [draft] : [], reply);
+    const suppressed = addresses
+      .filter((address) => setting.suppressed.has(suppressionKey(address.email)))
+      .map((address) => address.email);
+    await this.store(request, body, setting, sources, draft ? [draft] : [], reply, suppressed);
     return reply;
   }
 
@@ -581,7 +587,8 @@ export class AcceptService {
    * Checks the sizes, then one statement of one INSERT per table (each column one array
    * parameter, expanded by PostgreSQL): the send and its attachments, the messages, their
    * tracked links, and the outbox rows (reception events first, then the delivery jobs, due at
-   * the first attempt). Under an idempotency key it runs in a transaction after the key and its
+   * the first attempt), with a `message.suppressed` per suppressed recipient (alone when no
+   * message is left). Under an idempotency key it runs in a transaction after the key and its
    * reply (first, so that a concurrent duplicate waits for it). Nothing is composed for
    * storage: reads compose from the send.
    */
@@ -592,8 +599,26 @@ export class AcceptService {
     sources: SendSources,
     drafts: Draft[],
     reply: CreateMessageResult,
+    suppressedRecipients: readonly string[],
   ): Promise<void> {
-    if (drafts.length === 0) return;
+    const suppressed = suppressedAtAcceptEntries({
+      accountId: setting.accountId,
+      domain: setting.sender.domain,
+      from: body.from.email,
+      subject: sources.templates.subject,
+      recipients: suppressedRecipients,
+      now: setting.now,
+    });
+    if (drafts.length === 0) {
+      if (suppressed.length > 0) {
+        await this.commit(
+          request,
+          reply,
+          enqueueOutboxStatement(this.dataSource.manager, suppressed),
+        );
+      }
+      return;
+    }
     const { options, sender, now } = setting;
     const prepare = (draft: Draft) => this.composer.prepare(sources, draft.part, draft.content);
     // Templated messages differ in content, so each one is tracked (and its links stored) alone;
@@ -713,9 +738,23 @@ export class AcceptService {
       ...this.sends.insertStatements(send, attachments, sendLinks),
       this.messages.insertSendMessagesStatement(shared, messages),
       ...this.tracking.insertLinksStatements(messageLinks),
-      enqueueOutboxStatement(this.dataSource.manager, [...receptions, ...jobs]),
+      enqueueOutboxStatement(this.dataSource.manager, [...receptions, ...suppressed, ...jobs]),
     ]);
     if (!rows) return;
+    await this.commit(request, reply, rows);
+    this.logger.log(
+      `accepted ${messages.length} ${sources.kind}(s) from ${sender.domain}: ${messages[0]?.id ?? ''}${
+        messages.length > 1 ? ' …' : ''
+      }`,
+    );
+  }
+
+  /** Runs the send's one statement (with its idempotency record), then wakes the relay. */
+  private async commit(
+    request: SendContext,
+    reply: CreateMessageResult,
+    rows: { sql: string; parameters: unknown[] },
+  ): Promise<void> {
     // Its text depends only on which tables get rows and the number of attachments: prepared.
     if (request.idempotency === undefined) {
       // One statement is atomic on its own: no BEGIN and COMMIT round trips.
@@ -727,11 +766,6 @@ export class AcceptService {
       });
     }
     this.outbox.notify();
-    this.logger.log(
-      `accepted ${messages.length} ${sources.kind}(s) from ${sender.domain}: ${messages[0]?.id ?? ''}${
-        messages.length > 1 ? ' …' : ''
-      }`,
-    );
   }
 }
 
@@ -755,6 +789,7 @@ function receptionEvent(
       subject: draft.content.subject,
       message_id_header: draft.header,
       id: draft.id,
+      is_bot: false,
     },
   };
 }
