@@ -1,4 +1,13 @@
-import { WebhookPayloadValidator } from './webhook-payloads';
+import { readFileSync } from 'node:fs';
+
+import { parse } from 'yaml';
+
+import {
+  referenceWebhooksFile,
+  WEBHOOK_PAYLOAD_SCHEMAS,
+  type WebhookPayloadType,
+  WebhookPayloadValidator,
+} from './webhook-payloads';
 
 const validator = new WebhookPayloadValidator();
 
@@ -13,7 +22,31 @@ const messageData = {
   is_bot: false,
 };
 
+/** The example payload webhooks.yaml gives for each event type. */
+function referenceExamples(): Array<[string, unknown]> {
+  const document = parse(readFileSync(referenceWebhooksFile(), 'utf8')) as {
+    webhooks: Record<
+      string,
+      { post: { requestBody: { content: Record<string, { example: unknown }> } } }
+    >;
+  };
+  return Object.entries(document.webhooks).map(([type, operation]) => [
+    type,
+    operation.post.requestBody.content['application/json']?.example,
+  ]);
+}
+
 describe('WebhookPayloadValidator', () => {
+  it('knows every event type of webhooks.yaml, and accepts its example', () => {
+    const examples = referenceExamples();
+    expect(examples.map(([type]) => type).sort()).toEqual(
+      Object.keys(WEBHOOK_PAYLOAD_SCHEMAS).sort(),
+    );
+    for (const [type, example] of examples) {
+      expect([type, validator.violations(type as WebhookPayloadType, example)]).toEqual([type, []]);
+    }
+  });
+
   it('accepts a payload of webhooks.yaml, extra data fields included', () => {
     expect(
       validator.eventViolations({
