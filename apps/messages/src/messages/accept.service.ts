@@ -69,8 +69,8 @@ import {
 import { checkSchedule, type EffectiveOptions, effectiveOptions } from './send-options';
 import { type SendAttachmentRow, type SendRow, SendsRepository } from './sends.repository';
 import { composedSizeBound, type SizeParts } from './size-bound';
-import { SuppressionChecks, suppressionKey } from './suppression-checks.service';
 import { suppressedAtAcceptEntries } from './suppressed-at-accept';
+import { SuppressionChecks, suppressionKey } from './suppression-checks.service';
 
 /** The text fields templates apply to. */
 interface Content {

@@ -13,8 +13,8 @@ import type {
   CreateMessageResult,
   MessageReceptionData,
   MessageRecord,
-  MessageSuppressedAtAcceptData,
   MessageSummaryRecord,
+  MessageSuppressedAtAcceptData,
 } from './records';
 import type {
   CreateConversationRequest,
