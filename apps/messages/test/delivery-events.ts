@@ -77,6 +77,7 @@ export function outcomeEvent(
       subject: 'Hello',
       message_id_header: target.header,
       id: target.id,
+      is_bot: false,
       status: options.status,
       attempt: {
         time,

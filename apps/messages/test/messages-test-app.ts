@@ -14,6 +14,7 @@ import {
   type MessageReceptionEvent,
   MessagesStreamSubjects,
   MessagesSubjects,
+  type MessageSuppressedAtAcceptEvent,
 } from '@envoi/contracts-messages';
 import { SuppressionsSubjects } from '@envoi/contracts-suppressions';
 import { loadConfig } from '@envoi/shared-config';
@@ -102,6 +103,8 @@ export class StreamCollector<T> {
   }
 }
 
+export type SendEvent = MessageReceptionEvent | MessageSuppressedAtAcceptEvent;
+
 export interface MessagesTestApp {
   platform: IsolatedPlatform;
   app: INestMicroservice;
@@ -112,7 +115,8 @@ export interface MessagesTestApp {
   dataSource: DataSource;
   dns: DnsTestServer;
   jobs: StreamCollector<AnyDeliveryJob>;
-  events: StreamCollector<MessageReceptionEvent>;
+  /** The events of sends: receptions and suppressed recipients (`events.message.>`). */
+  events: StreamCollector<SendEvent>;
   close(): Promise<void>;
 }
 
@@ -197,7 +201,7 @@ export async function startMessagesService(): Promise<MessagesTestApp> {
       DELIVERY_STREAM,
       MessagesStreamSubjects.deliveryJobs.name,
     );
-    const events = await StreamCollector.start<MessageReceptionEvent>(
+    const events = await StreamCollector.start<SendEvent>(
       connection,
       EVENTS_STREAM,
       'events.message.>',

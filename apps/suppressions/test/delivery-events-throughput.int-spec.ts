@@ -68,6 +68,7 @@ function outcomeEvent(
       subject: 'Hello',
       message_id_header: `<${messageId}@${domain}>`,
       id: messageId,
+      is_bot: false,
       status,
       attempt: { time, remote_host: 'mx.example.test', reply, status, attempt: 1 },
       ...bounce,

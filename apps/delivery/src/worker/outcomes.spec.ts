@@ -1,4 +1,5 @@
 import type { DeliveryView } from '@envoi/contracts-messages';
+import { WebhookPayloadValidator } from '@envoi/shared-testing';
 
 import { byDomain } from './delivery.service';
 import { isAttemptable, outcomeEvent, sandboxOutcome } from './outcomes';
@@ -41,16 +42,27 @@ describe('isAttemptable', () => {
 });
 
 describe('outcomeEvent', () => {
+  const webhookPayloads = new WebhookPayloadValidator();
+  const view = {
+    id: '0190f3a2-7c1e-7d3a-9b2c-1234567890ab',
+    account_id: '3f0b7f7e-8a43-4c3e-9d2a-1b2c3d4e5f60',
+    sender: 'hello@example.com',
+    subject: 'Hi',
+    message_id_header: '<0190f3a2-7c1e-7d3a-9b2c-1234567890ab@example.com>',
+    envelope_recipients: ['to@dest.test'],
+    sandbox: false,
+  } as DeliveryView;
+
+  it.each(['deliver', 'bounce', 'defer', 'fail', 'suppress'] as const)(
+    'sandbox %s: a payload of webhooks.yaml',
+    (result) => {
+      const outcome = sandboxOutcome(result, view.envelope_recipients);
+      const event = outcomeEvent('e1', view, 1, outcome, new Date('2026-01-01T00:00:00Z'));
+      expect(webhookPayloads.eventViolations(event)).toEqual([]);
+    },
+  );
+
   it('carries the webhook fields, the status and the attempt', () => {
-    const view = {
-      id: '0190f3a2-7c1e-7d3a-9b2c-1234567890ab',
-      account_id: '3f0b7f7e-8a43-4c3e-9d2a-1b2c3d4e5f60',
-      sender: 'hello@example.com',
-      subject: 'Hi',
-      message_id_header: '<0190f3a2-7c1e-7d3a-9b2c-1234567890ab@example.com>',
-      envelope_recipients: ['to@dest.test'],
-      sandbox: false,
-    } as DeliveryView;
     const time = new Date('2026-01-01T00:00:00Z');
     const event = outcomeEvent(
       'e1',
@@ -86,6 +98,7 @@ describe('outcomeEvent', () => {
         subject: 'Hi',
         message_id_header: view.message_id_header,
         id: view.id,
+        is_bot: false,
         status: 'Bounced',
         attempt: {
           time: time.toISOString(),

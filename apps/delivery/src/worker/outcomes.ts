@@ -140,6 +140,7 @@ export function outcomeEvent(
     subject: view.subject,
     message_id_header: view.message_id_header,
     id: view.id,
+    is_bot: false,
     status: outcome.status,
     attempt: {
       time: time.toISOString(),

@@ -16,7 +16,7 @@ import {
   OutboxRelay,
   OutboxRelayService,
 } from '@envoi/shared-outbox';
-import { pollUntil } from '@envoi/shared-testing';
+import { pollUntil, WebhookPayloadValidator } from '@envoi/shared-testing';
 
 import {
   anyString,
@@ -93,6 +93,7 @@ export function monitoringSuite(getApp: () => DomainsTestApp): void {
           },
         },
       ]);
+      expect(new WebhookPayloadValidator().eventViolations(first[0].event)).toEqual([]);
 
       // Still invalid: no new event, however often it is checked.
       app.dns.remove(recordOf(domain, 'DKIM').host);

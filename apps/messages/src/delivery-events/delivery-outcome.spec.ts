@@ -19,6 +19,7 @@ function event(overrides: Record<string, unknown> = {}, data: Record<string, unk
       subject: 'Hi',
       message_id_header: `<${MESSAGE_ID}@sender.test>`,
       id: MESSAGE_ID,
+      is_bot: false,
       status: 'Bounced',
       attempt: {
         time: '2030-01-01T00:00:00.123456789Z',

@@ -70,6 +70,7 @@ import {
 import { checkSchedule, type EffectiveOptions, effectiveOptions } from './send-options';
 import { type SendAttachmentRow, type SendRow, SendsRepository } from './sends.repository';
 import { composedSizeBound, type SizeParts } from './size-bound';
+import { suppressedAtAcceptEntries } from './suppressed-at-accept';
 import { SuppressionChecks, suppressionKey } from './suppression-checks.service';
 
 /** The text fields templates apply to. */
@@ -99,6 +100,8 @@ interface StoredSend {
   sources: SendSources;
   /** Per message when templated, else the first one standing for all. */
   prepared: PreparedMessage[];
+  /** A `message.suppressed` per recipient suppressed at accept, published with the send. */
+  suppressed: OutboxEntry[];
 }
 
 /** One message about to be stored: its row, what it adds to its send and what announces it. */
@@ -443,11 +446,13 @@ export class AcceptService {
     const ids = uuidv7s(positions.length, now.getTime());
     const drafts: Draft[] = [];
     const data: CreatedMessageRecord[] = [];
+    const suppressed: string[] = [];
     for (const recipient of body.recipients) {
       const echo = echoOf(recipient);
       const reason = setting.suppressed.get(suppressionKey(recipient.email));
       if (reason !== undefined) {
         data.push(suppressedEntry(echo, reason, body));
+        suppressed.push(recipient.email);
         continue;
       }
       // The n-th deliverable recipient's rendering.
@@ -463,7 +468,7 @@ export class AcceptService {
       data.push(acceptedEntry(echo, draft, setting.options, body));
     }
     const sources = sendSources(setting, body, 'message', templated, undefined, body.substitutions);
-    return this.store(request, body, setting, sources, drafts, data);
+    return this.store(request, body, setting, sources, drafts, data, suppressed);
   }
 
   /** Bcc on the envelope only; no templating. */
@@ -502,7 +507,10 @@ export class AcceptService {
       to: body.to,
       ...(body.cc ? { cc: body.cc } : {}),
     });
-    return this.store(request, body, setting, sources, draft ? [draft] : [], data);
+    const suppressed = addresses
+      .filter((address) => setting.suppressed.has(suppressionKey(address.email)))
+      .map((address) => address.email);
+    return this.store(request, body, setting, sources, draft ? [draft] : [], data, suppressed);
   }
 
   /**
@@ -599,7 +607,8 @@ export class AcceptService {
   /**
    * Checks the sizes, then stores the messages: within the account's monthly credit when it has
    * one (see storeWithinCredit), else in one statement (see rowsStatement), which is atomic on its
-   * own. Under an idempotency key it runs in a transaction after the key and its reply (first, so
+   * own, with a `message.suppressed` per suppressed recipient (alone when no message is left).
+   * Under an idempotency key it runs in a transaction after the key and its reply (first, so
    * that a concurrent duplicate waits for it). Nothing is composed for storage: reads compose
    * from the send. Answers the reply.
    */
@@ -610,8 +619,28 @@ export class AcceptService {
     sources: SendSources,
     drafts: Draft[],
     data: CreatedMessageRecord[],
+    suppressedRecipients: readonly string[],
   ): Promise<CreateMessageResult> {
-    if (drafts.length === 0) return fitReply(data);
+    const suppressed = suppressedAtAcceptEntries({
+      accountId: setting.accountId,
+      domain: setting.sender.domain,
+      from: body.from.email,
+      subject: sources.templates.subject,
+      recipients: suppressedRecipients,
+      now: setting.now,
+    });
+    if (drafts.length === 0) {
+      const reply = fitReply(data);
+      if (suppressed.length > 0) {
+        await this.commit(
+          request,
+          reply,
+          enqueueOutboxStatement(this.dataSource.manager, suppressed),
+        );
+        this.outbox.notify();
+      }
+      return reply;
+    }
     const prepare = (draft: Draft) => this.composer.prepare(sources, draft.part, draft.content);
     // Templated messages differ in content, so each one is tracked (and its links stored) alone;
     // otherwise the first message stands for all.
@@ -621,10 +650,20 @@ export class AcceptService {
       (index) => prepared[index],
       (draft) => prepare(draft).input,
     );
-    const stored: StoredSend = { request, body, setting, sources, prepared };
+    const stored: StoredSend = { request, body, setting, sources, prepared, suppressed };
     if (setting.monthlyCredit > 0) return this.storeWithinCredit(stored, drafts, data);
     const reply = fitReply(data);
-    const rows = this.rowsStatement(stored, drafts);
+    await this.commit(request, reply, this.rowsStatement(stored, drafts));
+    this.accepted(stored, drafts);
+    return reply;
+  }
+
+  /** Runs the send's one statement, with its idempotency record when it has a key. */
+  private async commit(
+    request: SendContext,
+    reply: CreateMessageResult,
+    rows: { sql: string; parameters: unknown[] },
+  ): Promise<void> {
     // Its text depends only on which tables get rows and the number of attachments: prepared.
     if (request.idempotency === undefined) {
       // One statement is atomic on its own: no BEGIN and COMMIT round trips.
@@ -635,8 +674,6 @@ export class AcceptService {
         await preparedQuery(manager, rows.sql, rows.parameters);
       });
     }
-    this.accepted(stored, drafts);
-    return reply;
   }
 
   /**
@@ -669,20 +706,25 @@ export class AcceptService {
       if (request.idempotency !== undefined) {
         await this.acceptedRequests.record(manager, request, reply);
       }
-      if (kept.length > 0) {
-        const rows = this.rowsStatement(stored, kept);
-        await preparedQuery(manager, rows.sql, rows.parameters);
-      }
+      const rows =
+        kept.length > 0
+          ? this.rowsStatement(stored, kept)
+          : stored.suppressed.length > 0
+            ? enqueueOutboxStatement(manager, stored.suppressed)
+            : undefined;
+      if (rows) await preparedQuery(manager, rows.sql, rows.parameters);
       return { reply, kept };
     });
     if (kept.length > 0) this.accepted(stored, kept);
+    else if (stored.suppressed.length > 0) this.outbox.notify();
     return reply;
   }
 
   /**
    * One statement of one INSERT per table (each column one array parameter, expanded by
    * PostgreSQL): the send and its attachments, the messages, their tracked links, and the outbox
-   * rows (reception events first, then the delivery jobs, due at the first attempt).
+   * rows (reception events first, then the suppressed recipients' events, then the delivery jobs,
+   * due at the first attempt).
    */
   private rowsStatement(
     stored: StoredSend,
@@ -799,7 +841,11 @@ export class AcceptService {
       ...this.sends.insertStatements(send, attachments, sendLinks),
       this.messages.insertSendMessagesStatement(shared, messages),
       ...this.tracking.insertLinksStatements(messageLinks),
-      enqueueOutboxStatement(this.dataSource.manager, [...receptions, ...jobs]),
+      enqueueOutboxStatement(this.dataSource.manager, [
+        ...receptions,
+        ...stored.suppressed,
+        ...jobs,
+      ]),
     ]);
     if (!rows) throw new Error('a send with messages has rows to insert');
     return rows;
@@ -835,6 +881,7 @@ function receptionEvent(
       subject: draft.content.subject,
       message_id_header: draft.header,
       id: draft.id,
+      is_bot: false,
     },
   };
 }

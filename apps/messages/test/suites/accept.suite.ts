@@ -6,7 +6,7 @@ import {
   MessagesErrorCode,
   MessagesSubjects,
 } from '@envoi/contracts-messages';
-import { pollUntil } from '@envoi/shared-testing';
+import { pollUntil, WebhookPayloadValidator } from '@envoi/shared-testing';
 
 import { MessageContents } from '../../src/messages/message-contents.service';
 import { MessagesRepository } from '../../src/messages/messages.repository';
@@ -21,6 +21,8 @@ import {
   suppress,
   uuidOf,
 } from '../messages-test-app';
+
+const webhookPayloads = new WebhookPayloadValidator();
 
 interface StoredMessage {
   id: string;
@@ -174,8 +176,10 @@ export function acceptSuite(getApp: () => MessagesTestApp): void {
           subject: 'Hello',
           message_id_header: header,
           id,
+          is_bot: false,
         },
       });
+      expect(webhookPayloads.eventViolations(event.value)).toEqual([]);
     });
 
     it('accepts 100 recipients in one transaction: one message each, each job and event exactly once', async () => {
@@ -256,6 +260,71 @@ export function acceptSuite(getApp: () => MessagesTestApp): void {
         [sender.accountId],
       );
       expect(count?.count).toBe('2');
+      const ofAccount = (type: string) =>
+        collected(
+          app.events,
+          (event) => event.type === type && event.data.account_id === sender.accountId,
+          type === 'message.reception' ? 2 : 1,
+        );
+      const [suppressed] = await ofAccount('message.suppressed');
+      const receptions = await ofAccount('message.reception');
+      expect(suppressed?.value).toEqual({
+        id: suppressed?.msgId,
+        type: 'message.suppressed',
+        timestamp: receptions[0]?.value.timestamp,
+        data: {
+          account_id: sender.accountId,
+          event: 'on_suppressed',
+          from: sender.from,
+          recipient: 'Blocked@Recipient.test',
+          subject: 'Hello',
+          message_id_header: `<${suppressed?.value.data.id}@${sender.domain.domain}>`,
+          id: expect.stringMatching(/^[0-9a-f-]{36}$/) as unknown,
+          is_bot: false,
+        },
+      });
+      expect(webhookPayloads.eventViolations(suppressed.value)).toEqual([]);
+      expect(receptions.map((event) => event.value.data.recipient)).toEqual([
+        'ok-1@recipient.test',
+        'ok-2@recipient.test',
+      ]);
+      // now() is the transaction's start: the events and the job were written together.
+      const [outboxTransactions] = await app.dataSource.query<
+        Array<{ rows: string; starts: string }>
+      >(
+        `SELECT count(*) AS rows, count(DISTINCT created_at) AS starts FROM messages.outbox
+          WHERE payload::text LIKE '%' || $1 || '%'`,
+        [sender.accountId],
+      );
+      expect(outboxTransactions).toEqual({ rows: '3', starts: '1' });
+    });
+
+    it('publishes message.suppressed when every recipient is suppressed, and stores no message', async () => {
+      const sender = await newSender(app);
+      await suppress(app, sender.accountId, 'gone@recipient.test', 'complaint');
+
+      const result = await send(
+        app,
+        sender,
+        messageBody(sender, { recipients: [{ email: 'gone@recipient.test' }] }),
+      );
+
+      expect(result.data.map((entry) => [entry.id, entry.status])).toEqual([[null, 'error']]);
+      const [event] = await collected(
+        app.events,
+        (candidate) => candidate.data.account_id === sender.accountId,
+        1,
+      );
+      expect(event?.value).toMatchObject({
+        type: 'message.suppressed',
+        data: { event: 'on_suppressed', recipient: 'gone@recipient.test', is_bot: false },
+      });
+      expect(webhookPayloads.eventViolations(event.value)).toEqual([]);
+      const [count] = await app.dataSource.query<Array<{ count: string }>>(
+        `SELECT count(*) AS count FROM messages.messages WHERE account_id = $1`,
+        [sender.accountId],
+      );
+      expect(count?.count).toBe('0');
     });
 
     it("stores the account's tracking and retention defaults unless the request overrides them", async () => {

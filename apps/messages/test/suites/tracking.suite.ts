@@ -5,7 +5,7 @@ import {
   MessagesStreamSubjects,
   MessagesSubjects,
 } from '@envoi/contracts-messages';
-import { pollUntil } from '@envoi/shared-testing';
+import { pollUntil, WebhookPayloadValidator } from '@envoi/shared-testing';
 import { simpleParser } from 'mailparser';
 
 import {
@@ -107,6 +107,9 @@ export function trackingSuite(getApp: () => MessagesTestApp): void {
         event: 'on_clicked',
         url: 'http://example.com/b',
       });
+      for (const event of events) {
+        expect(new WebhookPayloadValidator().eventViolations(event)).toEqual([]);
+      }
     });
 
     it('refuses altered tokens, a token of the other kind, and tokens of deleted messages', async () => {

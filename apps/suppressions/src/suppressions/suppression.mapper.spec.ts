@@ -1,3 +1,5 @@
+import { WebhookPayloadValidator } from '@envoi/shared-testing';
+
 import { SuppressionEntity } from './suppression.entity';
 import {
   deletedMessage,
@@ -54,6 +56,25 @@ describe('toCreatedEventData', () => {
       reason: 'Too many hard bounces',
       sending_domain: 'mail.example.org',
     });
+  });
+
+  it('sends an empty reason and sending_domain when the suppression has none', () => {
+    expect(toCreatedEventData(entity({ reason: null, domain: null }))).toMatchObject({
+      reason: '',
+      sending_domain: '',
+    });
+  });
+
+  it.each([
+    ['with a reason and a domain', {}],
+    ['without them', { reason: null, domain: null }],
+  ])('is a webhooks.yaml suppression.created payload %s', (_case, overrides) => {
+    const violations = new WebhookPayloadValidator().eventViolations({
+      type: 'suppression.created',
+      timestamp: '2026-01-02T03:04:05.678Z',
+      data: toCreatedEventData(entity(overrides)),
+    });
+    expect(violations).toEqual([]);
   });
 });
 

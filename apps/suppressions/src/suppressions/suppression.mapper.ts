@@ -27,8 +27,8 @@ export function toCreatedEventData(suppression: SuppressionEntity): SuppressionC
     recipient: suppression.email,
     created_at: suppression.createdAt.toISOString(),
     expires_at: suppression.expiresAt.toISOString(),
-    reason: suppression.reason,
-    sending_domain: suppression.domain,
+    reason: suppression.reason ?? '',
+    sending_domain: suppression.domain ?? '',
   };
 }
 

@@ -64,6 +64,7 @@ function outcome(
       subject: 'Hello',
       message_id_header: `<${id}@${delivery.domain}>`,
       id,
+      is_bot: false,
       status,
       attempt: {
         time,

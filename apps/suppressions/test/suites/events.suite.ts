@@ -72,8 +72,8 @@ export function eventsSuite(getApp: () => SuppressionsTestApp): void {
       });
       expect(second?.event.data).toMatchObject({
         recipient: global.email,
-        reason: null,
-        sending_domain: null,
+        reason: '',
+        sending_domain: '',
       });
       expect(new Set(messages.map((message) => message.event.id)).size).toBe(2);
     });

@@ -75,7 +75,7 @@ class RecipientOutcomePayload implements RecipientOutcomeData {
 }
 
 /** DeliveryOutcomeData as it arrives; `recipients` is absent in events published before it. */
-class DeliveryOutcomePayload implements Omit<DeliveryOutcomeData, 'recipients'> {
+class DeliveryOutcomePayload implements Omit<DeliveryOutcomeData, 'recipients' | 'is_bot'> {
   @IsUUID() id!: string;
   @IsUUID() account_id!: string;
   @IsIn(OUTCOME_EVENT_NAMES) event!: DeliveryOutcomeData['event'];
@@ -83,6 +83,8 @@ class DeliveryOutcomePayload implements Omit<DeliveryOutcomeData, 'recipients'> 
   @IsString() recipient!: string;
   @IsString() subject!: string;
   @IsString() message_id_header!: string;
+  /** Absent in events published before it (always false for delivery events). */
+  @IsOptional() @IsBoolean() is_bot?: boolean;
   @IsIn(MESSAGE_STATUSES) status!: MessageStatus;
   @IsDefined()
   @ValidateNested()
@@ -134,6 +136,7 @@ export function decodeDeliveryOutcomeEvent(raw: unknown): DecodedDeliveryEvent {
   }
   const data: DeliveryOutcomeData = {
     ...payload,
+    is_bot: payload.is_bot ?? false,
     recipients: payload.recipients ?? [legacyRecipient(eventType, payload)],
   };
   const failureReason = payload.failure_reason ?? legacyFailureReason(data);

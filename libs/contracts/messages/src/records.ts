@@ -147,6 +147,18 @@ export interface MessageReceptionData {
   message_id_header: string;
   /** The message's id (uuid). */
   id: string;
+  /** Whether a bot did it: sent on every message event, `false` for all but opens and clicks. */
+  is_bot: boolean;
+}
+
+/**
+ * `data` of `message.suppressed` published at accept, for a recipient that is on a suppression
+ * list: nothing is stored nor attempted for it and the send answers `error` for it, so `id` and
+ * `message_id_header` name no stored message (they are generated for the event, as a message
+ * would have had them); `subject` is the send's, unrendered.
+ */
+export interface MessageSuppressedAtAcceptData extends Omit<MessageReceptionData, 'event'> {
+  event: 'on_suppressed';
 }
 
 /**

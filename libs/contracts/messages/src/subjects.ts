@@ -14,6 +14,7 @@ import type {
   MessageReceptionData,
   MessageRecord,
   MessageSummaryRecord,
+  MessageSuppressedAtAcceptData,
 } from './records';
 import type {
   CreateConversationRequest,
@@ -69,11 +70,23 @@ export const MESSAGE_UPLOADS_BUCKET = 'message-uploads';
 export const MESSAGE_DOWNLOADS_BUCKET = 'message-downloads';
 
 export type MessageReceptionEvent = StreamEvent<'message.reception', MessageReceptionData>;
+export type MessageSuppressedAtAcceptEvent = StreamEvent<
+  'message.suppressed',
+  MessageSuppressedAtAcceptData
+>;
 
 /** Durable events and jobs (JetStream), published through the messages service's outbox. */
 export const MessagesStreamSubjects = {
   /** A message was accepted and queued (or scheduled): always its first event. */
   reception: streamSubject<MessageReceptionEvent>('events.message.reception.v1'),
+  /**
+   * A send named a suppressed recipient (no message, no reception event for it). The delivery
+   * service's `message.suppressed` (a stored message found suppressed later) has its own subject
+   * and payload; both are the public `message.suppressed`.
+   */
+  suppressedAtAccept: streamSubject<MessageSuppressedAtAcceptEvent>(
+    'events.message.suppressed_at_accept.v1',
+  ),
   /** A tracked message's pixel was loaded (at most TRACKING_EVENTS_PER_MESSAGE per message). */
   opened: streamSubject<MessageOpenedEvent>('events.message.opened.v1'),
   /** A tracked link was followed (at most TRACKING_EVENTS_PER_MESSAGE per message). */

@@ -36,8 +36,8 @@ export interface SuppressionCreatedData {
   recipient: string;
   created_at: string;
   expires_at: string;
-  /** The suppression's reason; null when none was given. */
-  reason: string | null;
-  /** The domain the suppression applies to; null: every domain of the account. */
-  sending_domain: string | null;
+  /** The suppression's reason; empty when none was given. */
+  reason: string;
+  /** The domain the suppression applies to; empty: every domain of the account. */
+  sending_domain: string;
 }

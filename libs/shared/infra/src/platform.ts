@@ -148,6 +148,13 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
         options.serviceEnv?.['TRACKING_BASE_URL'] ??
         options.env['TRACKING_BASE_URL'] ??
         `https://localhost:${httpsPort}`,
+      // Development and tests: webhooks may target plain http:// listeners on this machine.
+      OUTBOUND_ALLOW_HTTP:
+        options.serviceEnv?.['OUTBOUND_ALLOW_HTTP'] ?? options.env['OUTBOUND_ALLOW_HTTP'] ?? 'true',
+      OUTBOUND_ALLOW_CIDRS:
+        options.serviceEnv?.['OUTBOUND_ALLOW_CIDRS'] ??
+        options.env['OUTBOUND_ALLOW_CIDRS'] ??
+        '127.0.0.0/8,::1/128',
       DATABASE_URL: databaseUrl,
       NATS_URL: natsUrl,
       TLS_CERT_FILE: certificate.certPath,

@@ -4,5 +4,6 @@ export * from './isolated-platform';
 export * from './poll-until';
 export * from './service-harness';
 export * from './smtp-sink';
+export * from './webhook-payloads';
 // Apps' tests take free loopback ports too, and apps cannot import shared-infra.
 export { findFreePort } from '@envoi/shared-infra';

@@ -17,5 +17,10 @@ export function contractFile(api: ApiName): string {
   return path.join(contractDirectory(), name);
 }
 
+/** The reference webhook payloads (validate them with shared-testing's WebhookPayloadValidator). */
+export function webhooksContractFile(): string {
+  return path.join(contractDirectory(), 'webhooks.yaml');
+}
+
 /** The one place where deliberate differences from the contract are recorded. */
 export const DEVIATIONS_FILE = path.join(WORKSPACE_ROOT, 'apps/e2e/contract/deviations.yaml');

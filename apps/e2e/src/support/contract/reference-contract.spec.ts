@@ -1,3 +1,5 @@
+import { WebhookPayloadValidator } from '@envoi/shared-testing';
+
 import { assertConformsToContract, suiteContractChecker } from './contract-assertion';
 import {
   API_NAMES,
@@ -7,7 +9,7 @@ import {
   resolvePointer,
   type ResponseObject,
 } from './contract-document';
-import { contractFile, DEVIATIONS_FILE } from './contract-files';
+import { contractFile, DEVIATIONS_FILE, webhooksContractFile } from './contract-files';
 import { readDeviations } from './deviations';
 import { OperationMatcher } from './operation-matcher';
 import { SchemaValidator } from './schema-validator';
@@ -81,5 +83,12 @@ describe('the reference contracts', () => {
     ).toThrow(
       /GET \/v2\/ping answered 200\n {2}checked as ping \(GET \/v2\/ping\)\n {2}- \/message must have required property 'message'/,
     );
+  });
+
+  it('webhooks.yaml loads: a message event is checked against its payload schema', () => {
+    const validator = new WebhookPayloadValidator(webhooksContractFile());
+    expect(
+      validator.eventViolations({ type: 'message.delivered', timestamp: 'now', data: {} }),
+    ).toEqual(expect.arrayContaining([expect.stringContaining('/timestamp must match format')]));
   });
 });

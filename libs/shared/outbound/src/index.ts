@@ -1,0 +1,4 @@
+export * from './check-outbound-url';
+export * from './outbound-client';
+export * from './outbound-error';
+export * from './outbound-policy';

@@ -1,0 +1,284 @@
+import { once } from 'node:events';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+
+import { generate } from 'selfsigned';
+
+import { OutboundClient, type OutboundPolicy, type ResolveHost } from '../src';
+
+/** Every name resolves to loopback, as a rebinding or internal name would. */
+const resolveToLoopback: ResolveHost = () => Promise.resolve([{ address: '127.0.0.1', family: 4 }]);
+
+const loopbackAllowed: OutboundPolicy = { allowHttp: true, allowCidrs: ['127.0.0.0/8'] };
+const nothingPrivateAllowed: OutboundPolicy = { allowHttp: true, allowCidrs: [] };
+
+interface ReceivedRequest {
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+type Handler = (request: http.IncomingMessage, response: http.ServerResponse) => void;
+
+const servers: (http.Server | https.Server)[] = [];
+const clients: OutboundClient[] = [];
+
+async function listen(server: http.Server | https.Server): Promise<number> {
+  servers.push(server);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return (server.address() as AddressInfo).port;
+}
+
+/** A loopback server that records each request (body read in full) before `handle` answers. */
+async function startServer(handle: Handler, options?: https.ServerOptions) {
+  const received: ReceivedRequest[] = [];
+  const onRequest = (request: http.IncomingMessage, response: http.ServerResponse) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      received.push({
+        path: request.url ?? '',
+        headers: request.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      });
+      handle(request, response);
+    });
+  };
+  const server = options ? https.createServer(options, onRequest) : http.createServer(onRequest);
+  const port = await listen(server);
+  return { port, received };
+}
+
+function client(policy: OutboundPolicy, ca?: string): OutboundClient {
+  const created = new OutboundClient({ policy, resolve: resolveToLoopback, ca });
+  clients.push(created);
+  return created;
+}
+
+afterEach(async () => {
+  for (const created of clients.splice(0)) created.close();
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    server.close();
+    await once(server, 'close');
+  }
+});
+
+describe('OutboundClient against loopback servers', () => {
+  it('blocks a name that resolves to loopback at connect time: nothing reaches the server', async () => {
+    const { port, received } = await startServer((_request, response) => response.end('ok'));
+
+    const result = await client(nothingPrivateAllowed).postJson(
+      `http://hooks.example.com:${port}/hook`,
+      {},
+      '{}',
+      { timeoutMs: 5_000 },
+    );
+
+    expect(result).toMatchObject({
+      type: 'failure',
+      kind: 'blocked',
+      message:
+        'hooks.example.com resolves to 127.0.0.1 is a loopback address, which outbound requests may not reach',
+    });
+    expect(received).toHaveLength(0);
+  });
+
+  it('posts the JSON body and headers when an allowed CIDR covers the resolved address', async () => {
+    const { port, received } = await startServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/plain' });
+      response.end('thanks\u0000\u001b!');
+    });
+
+    const result = await client(loopbackAllowed).postJson(
+      `http://hooks.example.com:${port}/hook?x=1`,
+      { 'webhook-id': 'msg_1' },
+      '{"type":"message.delivered"}',
+      { timeoutMs: 5_000 },
+    );
+
+    expect(result).toMatchObject({
+      type: 'response',
+      ok: true,
+      status: 200,
+      bodyPrefix: 'thanks!',
+      truncated: false,
+    });
+    expect(received).toEqual([
+      expect.objectContaining({ path: '/hook?x=1', body: '{"type":"message.delivered"}' }),
+    ]);
+    expect(received[0].headers).toMatchObject({
+      'webhook-id': 'msg_1',
+      'content-type': 'application/json',
+      host: `hooks.example.com:${port}`,
+    });
+  });
+
+  it('refuses a literal loopback host before connecting unless allowed', async () => {
+    const { port, received } = await startServer((_request, response) => response.end('ok'));
+
+    const blocked = await client(nothingPrivateAllowed).postJson(
+      `http://127.0.0.1:${port}/hook`,
+      {},
+      '{}',
+      { timeoutMs: 5_000 },
+    );
+    const allowed = await client(loopbackAllowed).postJson(
+      `http://127.0.0.1:${port}/hook`,
+      {},
+      '{}',
+      { timeoutMs: 5_000 },
+    );
+
+    expect(blocked).toMatchObject({ type: 'failure', kind: 'blocked' });
+    expect(allowed).toMatchObject({ type: 'response', status: 200 });
+    expect(received).toHaveLength(1);
+  });
+
+  it('never follows a redirect: a 302 is a failed response', async () => {
+    const { port, received } = await startServer((_request, response) => {
+      response.writeHead(302, { location: '/elsewhere' });
+      response.end();
+    });
+
+    const result = await client(loopbackAllowed).postJson(
+      `http://127.0.0.1:${port}/hook`,
+      {},
+      '{}',
+      { timeoutMs: 5_000 },
+    );
+
+    expect(result).toMatchObject({ type: 'response', ok: false, status: 302 });
+    expect(received.map((request) => request.path)).toEqual(['/hook']);
+  });
+
+  it('gives up on a server that does not answer within the timeout', async () => {
+    const { port } = await startServer(() => undefined);
+
+    const result = await client(loopbackAllowed).postJson(
+      `http://127.0.0.1:${port}/hook`,
+      {},
+      '{}',
+      { timeoutMs: 300 },
+    );
+
+    expect(result).toMatchObject({
+      type: 'failure',
+      kind: 'timeout',
+      message: 'no complete response within 300 ms',
+    });
+    expect(result.durationMs).toBeGreaterThanOrEqual(290);
+    expect(result.durationMs).toBeLessThan(5_000);
+  });
+
+  it('times out a reply whose body trickles in after the headers', async () => {
+    const { port } = await startServer((_request, response) => {
+      response.writeHead(200);
+      response.write('partial');
+    });
+
+    const result = await client(loopbackAllowed).postJson(
+      `http://127.0.0.1:${port}/hook`,
+      {},
+      '{}',
+      { timeoutMs: 300 },
+    );
+
+    expect(result).toMatchObject({ type: 'failure', kind: 'timeout' });
+  });
+
+  it('reads a huge reply only up to the limit and closes the connection', async () => {
+    const chunk = Buffer.alloc(16 * 1024, 'x');
+    let bytesWritten = 0;
+    let closedEarly: Promise<boolean> | undefined;
+    const { port } = await startServer((_request, response) => {
+      response.writeHead(500);
+      closedEarly = once(response, 'close').then(() => !response.writableFinished);
+      // At most 64 MB, written as fast as the client reads.
+      const writeMore = () => {
+        while (bytesWritten < 64 * 1024 * 1024 && !response.destroyed) {
+          bytesWritten += chunk.length;
+          if (!response.write(chunk)) return void response.once('drain', writeMore);
+        }
+        response.end();
+      };
+      writeMore();
+    });
+
+    const result = await client(loopbackAllowed).postJson(
+      `http://127.0.0.1:${port}/hook`,
+      {},
+      '{}',
+      { timeoutMs: 5_000 },
+    );
+
+    expect(result).toMatchObject({
+      type: 'response',
+      ok: false,
+      status: 500,
+      truncated: true,
+      bodyPrefix: 'x'.repeat(1024),
+    });
+    await expect(closedEarly).resolves.toBe(true);
+    expect(bytesWritten).toBeLessThan(64 * 1024 * 1024);
+  });
+
+  it('reports a refused connection', async () => {
+    const { port } = await startServer(() => undefined);
+    const server = servers.pop() as http.Server;
+    server.close();
+    await once(server, 'close');
+
+    const result = await client(loopbackAllowed).postJson(
+      `http://127.0.0.1:${port}/hook`,
+      {},
+      '{}',
+      { timeoutMs: 5_000 },
+    );
+
+    expect(result).toMatchObject({ type: 'failure', kind: 'refused' });
+  });
+
+  describe('https', () => {
+    let tls: { cert: string; key: string };
+
+    beforeAll(async () => {
+      const pems = await generate([{ name: 'commonName', value: 'hooks.example.com' }], {
+        keySize: 2048,
+        algorithm: 'sha256',
+        extensions: [
+          { name: 'subjectAltName', altNames: [{ type: 2, value: 'hooks.example.com' }] },
+        ],
+      });
+      tls = { cert: pems.cert, key: pems.private };
+    });
+
+    it('posts over https to a server whose CA the client is given', async () => {
+      const { port, received } = await startServer((_request, response) => response.end('ok'), tls);
+
+      const result = await client(
+        { allowHttp: false, allowCidrs: ['127.0.0.0/8'] },
+        tls.cert,
+      ).postJson(`https://hooks.example.com:${port}/hook`, {}, '{"a":1}', { timeoutMs: 5_000 });
+
+      expect(result).toMatchObject({ type: 'response', ok: true, status: 200, bodyPrefix: 'ok' });
+      expect(received.map((request) => request.body)).toEqual(['{"a":1}']);
+    });
+
+    it('fails with a TLS error when the certificate is not trusted', async () => {
+      const { port, received } = await startServer((_request, response) => response.end('ok'), tls);
+
+      const result = await client(loopbackAllowed).postJson(
+        `https://hooks.example.com:${port}/hook`,
+        {},
+        '{}',
+        { timeoutMs: 5_000 },
+      );
+
+      expect(result).toMatchObject({ type: 'failure', kind: 'tls' });
+      expect(received).toHaveLength(0);
+    });
+  });
+});
