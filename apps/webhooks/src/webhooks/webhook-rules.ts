@@ -1,0 +1,81 @@
+import { isHostname, normalizeDomainName } from '@envoi/contracts-core';
+import type { CreateWebhookBody, UpdateWebhookBody, WebhookScope } from '@envoi/contracts-webhooks';
+
+import { WebhooksException } from './webhooks.exception';
+
+/**
+ * The syntactic check of a webhook URL, at create and update: absolute, `https` (`http` only when
+ * allowed), a host, no userinfo. The outbound guard checks the resolved address at connect time.
+ */
+export function checkWebhookUrl(raw: string, allowHttp: boolean): void {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw WebhooksException.invalidUrl('must be an absolute URL');
+  }
+  const allowed = allowHttp ? ['https:', 'http:'] : ['https:'];
+  if (!allowed.includes(url.protocol)) {
+    throw WebhooksException.invalidUrl(allowHttp ? 'must be http or https' : 'must be https');
+  }
+  if (url.hostname === '') throw WebhooksException.invalidUrl('must name a host');
+  if (url.username !== '' || url.password !== '') {
+    throw WebhooksException.invalidUrl('must not contain credentials');
+  }
+}
+
+/** Normalised (lowercase, no trailing dot), de-duplicated, in the order given; 400 on a non-hostname. */
+export function normalizeWebhookDomains(domains: readonly string[]): string[] {
+  const normalized: string[] = [];
+  for (const raw of domains) {
+    const domain = normalizeDomainName(raw);
+    if (!isHostname(domain)) throw WebhooksException.invalidDomain(raw);
+    if (!normalized.includes(domain)) normalized.push(domain);
+  }
+  return normalized;
+}
+
+export interface WebhookTarget {
+  scope: WebhookScope;
+  /** Normalised; `[]` for a global webhook. */
+  domains: string[];
+}
+
+/** The scope and domains of a new webhook: scoped needs domains, global ignores them. */
+export function targetOfCreate(body: CreateWebhookBody): WebhookTarget {
+  if (body.scope === 'global') return { scope: 'global', domains: [] };
+  const domains = normalizeWebhookDomains(body.domains ?? []);
+  if (domains.length === 0) throw WebhooksException.domainsRequired();
+  return { scope: 'scoped', domains };
+}
+
+/**
+ * The scope and domains after an update (platform notes 1.9): omitted keeps them, to global clears
+ * the domains, global to scoped needs non-empty domains in the same request, `[]` clears them.
+ */
+export function targetOfUpdate(current: WebhookTarget, changes: UpdateWebhookBody): WebhookTarget {
+  const scope = changes.scope ?? current.scope;
+  if (scope === 'global') return { scope, domains: [] };
+  if (changes.domains === undefined) {
+    if (current.scope === 'global') throw WebhooksException.domainsRequired();
+    return { scope, domains: current.domains };
+  }
+  const domains = normalizeWebhookDomains(changes.domains);
+  if (current.scope === 'global' && domains.length === 0) throw WebhooksException.domainsRequired();
+  return { scope, domains };
+}
+
+/**
+ * A domain-scoped key (`granted`: its domains; undefined: every domain) may act on a webhook only
+ * when it is scoped and every domain it is linked to is one of the key's.
+ */
+export function assertTargetGranted(
+  target: WebhookTarget,
+  granted: readonly string[] | undefined,
+): void {
+  if (granted === undefined) return;
+  if (target.scope === 'global') throw WebhooksException.scopeNotGranted();
+  if (!target.domains.every((domain) => granted.includes(domain))) {
+    throw WebhooksException.scopeNotGranted();
+  }
+}
