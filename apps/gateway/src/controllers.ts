@@ -9,6 +9,7 @@ import { PingController } from './v2/ping.controller';
 import { SubAccountApiKeysController } from './v2/sub-account-api-keys.controller';
 import { SubAccountsController } from './v2/sub-accounts.controller';
 import { SuppressionsController } from './v2/suppressions.controller';
+import { WebhooksController } from './v2/webhooks.controller';
 
 /** Every HTTP controller of the edge, in one list the route-policy test can inspect. */
 export const GATEWAY_CONTROLLERS = [
@@ -20,6 +21,7 @@ export const GATEWAY_CONTROLLERS = [
   SubAccountApiKeysController,
   DomainsController,
   SuppressionsController,
+  WebhooksController,
   MessagesController,
   V1EmailController,
   TrackingController,

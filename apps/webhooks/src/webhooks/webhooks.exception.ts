@@ -21,6 +21,6 @@ export const WebhooksException = {
   scopeNotGranted: () =>
     new CodedError(
       WebhooksErrorCode.ScopeNotGranted,
-      'Insufficient permissions for the required scope',
+      'insufficient permissions for the required scope',
     ),
 } as const;
