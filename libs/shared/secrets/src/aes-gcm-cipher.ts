@@ -17,7 +17,9 @@ export class AesGcmCipher {
   /** `hexKey`: 64 hexadecimal characters (32 bytes). */
   constructor(hexKey: string) {
     if (!/^[0-9a-fA-F]{64}$/.test(hexKey)) {
-      throw new Error(`an AES-256-GCM key needs ${KEY_BYTES * 2} hex digits`);
+      throw new Error(
+        `an AES-256-GCM key needs ${KEY_BYTES * 2} hex digits (a ${KEY_BYTES}-byte key)`,
+      );
     }
     this.key = Buffer.from(hexKey, 'hex');
   }
