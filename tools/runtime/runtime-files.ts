@@ -33,6 +33,8 @@ export interface DevSecrets {
   idempotency_encryption_key: string;
   /** Encrypts DKIM private keys at rest (domains): losing it loses every domain's key. */
   dkim_encryption_key: string;
+  /** Encrypts webhook signing secrets at rest (webhooks): losing it loses every secret. */
+  webhook_secret_encryption_key: string;
   /** Signs open and click tracking tokens (messages). */
   tracking_secret: string;
 }
@@ -41,6 +43,7 @@ const GENERATE: { readonly [Name in keyof DevSecrets]: () => string } = {
   cursor_secret: () => randomBytes(32).toString('base64url'),
   idempotency_encryption_key: () => randomBytes(32).toString('hex'),
   dkim_encryption_key: () => randomBytes(32).toString('hex'),
+  webhook_secret_encryption_key: () => randomBytes(32).toString('hex'),
   tracking_secret: () => randomBytes(32).toString('base64url'),
 };
 
@@ -66,6 +69,8 @@ export function devSecretsEnv(secrets: DevSecrets, env: NodeJS.ProcessEnv): Node
     IDEMPOTENCY_ENCRYPTION_KEY:
       env['IDEMPOTENCY_ENCRYPTION_KEY'] || secrets.idempotency_encryption_key,
     DKIM_ENCRYPTION_KEY: env['DKIM_ENCRYPTION_KEY'] || secrets.dkim_encryption_key,
+    WEBHOOK_SECRET_ENCRYPTION_KEY:
+      env['WEBHOOK_SECRET_ENCRYPTION_KEY'] || secrets.webhook_secret_encryption_key,
     TRACKING_SECRET: env['TRACKING_SECRET'] || secrets.tracking_secret,
   };
 }

@@ -10,6 +10,7 @@ import { SubAccountApiKeysController } from './v2/sub-account-api-keys.controlle
 import { SubAccountsController } from './v2/sub-accounts.controller';
 import { SubAccountsUsageController } from './v2/sub-accounts-usage.controller';
 import { SuppressionsController } from './v2/suppressions.controller';
+import { WebhooksController } from './v2/webhooks.controller';
 
 /** Every HTTP controller of the edge, in one list the route-policy test can inspect. */
 export const GATEWAY_CONTROLLERS = [
@@ -23,6 +24,7 @@ export const GATEWAY_CONTROLLERS = [
   SubAccountApiKeysController,
   DomainsController,
   SuppressionsController,
+  WebhooksController,
   MessagesController,
   V1EmailController,
   TrackingController,

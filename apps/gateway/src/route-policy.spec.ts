@@ -38,6 +38,7 @@ const NON_IDEMPOTENT_POSTS = new Set([
 const SECRET_BEARING = new Set([
   'POST /v2/accounts/:account_id/api-keys',
   'POST /v2/accounts/:account_id/sub-accounts/:sub_account_id/api-keys',
+  'POST /v2/accounts/:account_id/webhooks',
 ]);
 
 describe('route policy', () => {

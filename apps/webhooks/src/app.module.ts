@@ -2,8 +2,8 @@ import { ServiceKitModule } from '@envoi/shared-kit';
 import { type DynamicModule, Module } from '@nestjs/common';
 
 import { webhooksDataSourceOptions } from './database/data-source-options';
-import { PingModule } from './ping/ping.module';
 import { SERVICE_NAME, WebhooksConfig } from './webhooks.config';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 /** The webhooks service, over NATS; PostgreSQL schema "webhooks". */
 @Module({})
@@ -21,7 +21,7 @@ export class AppModule {
           // Every stream subject consumed here, each handled by one @StreamConsumer method.
           consumes: [],
         }),
-        PingModule,
+        WebhooksModule,
       ],
     };
   }

@@ -3,6 +3,7 @@ import {
   OutboundAllowHttp,
   OutboxEventConsumerServiceEnv,
 } from '@envoi/shared-config';
+import { IsString, Matches } from 'class-validator';
 
 export { MigrationEnv as MigrationConfig } from '@envoi/shared-config';
 
@@ -10,10 +11,16 @@ export const SERVICE_NAME = 'webhooks';
 
 /**
  * The webhooks service's environment, validated once at boot: the database, the bus, health,
- * the outbox relay (OUTBOX_*) and the EVENTS consumers (EVENTS_*). Add the service's own settings
- * here, each with its decorators and a default (README.md lists every setting).
+ * the outbox relay (OUTBOX_*) and the EVENTS consumers (EVENTS_*), and its own settings.
  */
 export class WebhooksConfig extends OutboxEventConsumerServiceEnv {
+  /** AES-256-GCM key (64 hex characters) that encrypts the webhooks' signing secrets at rest. */
+  @IsString()
+  @Matches(/^[0-9a-fA-F]{64}$/, {
+    message: 'WEBHOOK_SECRET_ENCRYPTION_KEY must be 64 hexadecimal characters',
+  })
+  WEBHOOK_SECRET_ENCRYPTION_KEY!: string;
+
   /** Endpoints may use plain http:// (the local platform sets it; production denies it). */
   @OutboundAllowHttp() OUTBOUND_ALLOW_HTTP: boolean = false;
 

@@ -43,6 +43,7 @@ interface Tenant {
   memberId: string;
   messageId: string;
   suppressedEmail: string;
+  webhookId: string;
 }
 
 async function provision(session: AccountSession, parent: AccountSession): Promise<Tenant> {
@@ -60,6 +61,12 @@ async function provision(session: AccountSession, parent: AccountSession): Promi
     email: suppressedEmail,
     expires_at: new Date(Date.now() + 30 * 86_400_000).toISOString(),
   });
+  const webhook = await session.api.post<{ id: string }>(session.path('/webhooks'), {
+    name: 'isolated',
+    url: 'https://hooks.example.net/in',
+    scope: 'scoped',
+    domains: [domain],
+  });
   const sent = await session.api.post<{ data: { id: string }[] }>(session.path('/messages'), {
     from: { email: `app@${domain}` },
     recipients: [{ email: `r-${randomUUID().slice(0, 8)}@example.net` }],
@@ -70,6 +77,7 @@ async function provision(session: AccountSession, parent: AccountSession): Promi
     ['key', key, 201],
     ['member', member, 201],
     ['suppression', suppression, 201],
+    ['webhook', webhook, 201],
     ['message', sent, 202],
   ] as const) {
     if (response.status !== status) throw new Error(`${what}: ${response.status} ${response.text}`);
@@ -81,6 +89,7 @@ async function provision(session: AccountSession, parent: AccountSession): Promi
     memberId: member.body.user_id,
     messageId: sent.body.data[0]?.id ?? '',
     suppressedEmail,
+    webhookId: webhook.body.id,
   };
 }
 
@@ -92,6 +101,7 @@ function identifiers(tenant: Tenant): string[] {
     tenant.memberId,
     tenant.messageId.replace(/^<|>$/g, '').split('@')[0] ?? '',
     tenant.suppressedEmail,
+    tenant.webhookId,
   ];
 }
 
@@ -104,6 +114,7 @@ function concretePath(route: DeclaredRoute, accountId: string, victim: Tenant): 
     user_id: victim.memberId,
     domain: victim.domain,
     message_id: encodeURIComponent(victim.messageId),
+    webhook_id: victim.webhookId,
   };
   const filled = route.path.replace(/:([a-z_]+)/g, (_, name: string) => {
     const value = values[name];
@@ -189,8 +200,9 @@ describe('sub-account isolation: every v2 route, 0 leaks', () => {
         parent.path(`/sub-accounts/${victim.session.accountId}/api-keys/${victim.keyId}`),
       ),
       await api.get(victim.session.path(`/messages/${encodeURIComponent(victim.messageId)}`)),
+      await api.get(victim.session.path(`/webhooks/${victim.webhookId}`)),
     ];
-    expect(reads.map((read) => read.status)).toEqual([200, 200, 200]);
+    expect(reads.map((read) => read.status)).toEqual([200, 200, 200, 200]);
     expect((await api.get(victim.session.path('/members'))).text).toContain(victim.memberId);
     expect((await api.get(victim.session.path('/suppressions'))).text).toContain(
       victim.suppressedEmail,

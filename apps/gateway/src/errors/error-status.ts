@@ -64,6 +64,10 @@ const STATUS_BY_CODE: { readonly [Code in ServiceErrorCode]: number } = {
   [MessagesErrorCode.TrackingNotFound]: 404,
 
   [WebhooksErrorCode.NotFound]: 404,
+  [WebhooksErrorCode.InvalidUrl]: 400,
+  [WebhooksErrorCode.InvalidDomains]: 400,
+  [WebhooksErrorCode.DomainNotFound]: 400,
+  [WebhooksErrorCode.ScopeNotGranted]: 403,
 };
 
 /** The HTTP status of a service error code; unknown codes are internal errors. */

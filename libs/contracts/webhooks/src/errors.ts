@@ -4,6 +4,10 @@
  * fails to compile.
  */
 export enum WebhooksErrorCode {
-  /** A placeholder for the service's first resource: rename or replace it. */
   NotFound = 'webhooks.not_found',
+  InvalidUrl = 'webhooks.invalid_url',
+  InvalidDomains = 'webhooks.invalid_domains',
+  DomainNotFound = 'webhooks.domain_not_found',
+  /** A domain-scoped key asked for a webhook beyond its domains (a global one, another domain). */
+  ScopeNotGranted = 'webhooks.scope_not_granted',
 }

@@ -1,9 +1,19 @@
+import type { MessageResponse, Page } from '@envoi/contracts-core';
 import { requestSubject } from '@envoi/contracts-core';
 
-import type { PingReply, PingRequest } from './requests';
+import type { CreatedWebhookRecord, WebhookRecord } from './records';
+import type {
+  CreateWebhookRequest,
+  ListWebhooksRequest,
+  UpdateWebhookRequest,
+  WebhookRef,
+} from './requests';
 
 /** Request/reply subjects of the webhooks service (`<domain>.<entity>.<verb>.v<N>`). */
 export const WebhooksSubjects = {
-  /** An example: answers who it is. Replace it with the service's own subjects. */
-  ping: requestSubject<PingRequest, PingReply>('webhooks.service.ping.v1'),
+  list: requestSubject<ListWebhooksRequest, Page<WebhookRecord>>('webhooks.webhook.list.v1'),
+  create: requestSubject<CreateWebhookRequest, CreatedWebhookRecord>('webhooks.webhook.create.v1'),
+  get: requestSubject<WebhookRef, WebhookRecord>('webhooks.webhook.get.v1'),
+  update: requestSubject<UpdateWebhookRequest, WebhookRecord>('webhooks.webhook.update.v1'),
+  delete: requestSubject<WebhookRef, MessageResponse>('webhooks.webhook.delete.v1'),
 } as const;

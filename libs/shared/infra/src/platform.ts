@@ -57,14 +57,15 @@ async function choosePort(port: number | 'any', what: string): Promise<number> {
 }
 
 /**
- * The key that encrypts DKIM private keys at rest. A platform whose data outlives it must be given
- * one (the start tool keeps it in the data directory's secrets); a throwaway one gets its own.
+ * A key that encrypts data at rest (DKIM private keys, webhook secrets). A platform whose data
+ * outlives it must be given one (the start tool keeps it in the data directory's secrets); a
+ * throwaway one gets its own.
  */
-function dkimEncryptionKey(options: PlatformOptions): string {
-  const given = options.serviceEnv?.['DKIM_ENCRYPTION_KEY'] ?? options.env['DKIM_ENCRYPTION_KEY'];
+function encryptionKey(options: PlatformOptions, name: string): string {
+  const given = options.serviceEnv?.[name] ?? options.env[name];
   if (given) return given;
   if (options.persistent) {
-    throw new Error('DKIM_ENCRYPTION_KEY is required when the platform keeps its data');
+    throw new Error(`${name} is required when the platform keeps its data`);
   }
   return randomBytes(32).toString('hex');
 }
@@ -141,7 +142,8 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     const serviceEnv: NodeJS.ProcessEnv = {
       ...options.env,
       ...options.serviceEnv,
-      DKIM_ENCRYPTION_KEY: dkimEncryptionKey(options),
+      DKIM_ENCRYPTION_KEY: encryptionKey(options, 'DKIM_ENCRYPTION_KEY'),
+      WEBHOOK_SECRET_ENCRYPTION_KEY: encryptionKey(options, 'WEBHOOK_SECRET_ENCRYPTION_KEY'),
       TRACKING_SECRET: trackingSecret(options),
       // Tracking links point at this platform's gateway unless told otherwise.
       TRACKING_BASE_URL:
