@@ -111,7 +111,9 @@ describe('webhooks API (issue 15)', () => {
       { name: 'x'.repeat(256), url: URL, scope: 'global' },
       { name: 'x', url: URL, scope: 'everywhere' },
       { name: 'x', url: 'not a url', scope: 'global' },
-      { name: 'x', url: 'http://hooks.example.net/in', scope: 'global' },
+      { name: 'x', url: 'https://10.0.0.1/in', scope: 'global' },
+      { name: 'x', url: 'https://0x7f000001.example.invalid@169.254.169.254/', scope: 'global' },
+      { name: 'x', url: 'ftp://hooks.example.net/in', scope: 'global' },
       { name: 'x', url: 'https://user:pw@hooks.example.net/in', scope: 'global' },
       { name: 'x', url: URL, scope: 'global', enabled: 'yes' },
     ]) {
