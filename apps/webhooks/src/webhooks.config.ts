@@ -1,4 +1,5 @@
-import { OutboxEventConsumerServiceEnv } from '@envoi/shared-config';
+import { IntSetting, OutboxEventConsumerServiceEnv } from '@envoi/shared-config';
+import { IsOptional, IsString, Matches } from 'class-validator';
 
 export { MigrationEnv as MigrationConfig } from '@envoi/shared-config';
 
@@ -9,4 +10,36 @@ export const SERVICE_NAME = 'webhooks';
  * the outbox relay (OUTBOX_*) and the EVENTS consumers (EVENTS_*). Add the service's own settings
  * here, each with its decorators and a default (README.md lists every setting).
  */
-export class WebhooksConfig extends OutboxEventConsumerServiceEnv {}
+export class WebhooksConfig extends OutboxEventConsumerServiceEnv {
+  /**
+   * AES-256-GCM key (64 hex characters) that encrypts the webhooks' signing secrets at rest.
+   * Optional until the management API provides it everywhere settings live; without it no
+   * secret can be read and every call fails.
+   */
+  @IsOptional()
+  @IsString()
+  @Matches(/^[0-9a-fA-F]{64}$/, {
+    message: 'WEBHOOKS_SECRET_KEY must be 64 hexadecimal characters',
+  })
+  WEBHOOKS_SECRET_KEY?: string;
+
+  /** A call that has not answered with a 2xx within this fails. */
+  @IntSetting(100, 120_000) WEBHOOK_TIMEOUT_MS: number = 10_000;
+  /** Attempts per delivery in all, the first included; then it is given up. */
+  @IntSetting(1, 20) WEBHOOK_MAX_ATTEMPTS: number = 6;
+  /** The retry after the n-th failure waits n^4 times this (±10 %). */
+  @IntSetting(1, 60_000) WEBHOOK_RETRY_BASE_MS: number = 1_000;
+  /** Consecutive failed calls after which an endpoint is disabled. */
+  @IntSetting(1, 100_000) WEBHOOK_DISABLE_AFTER_FAILURES: number = 100;
+  /** Calls in flight to one endpoint at most (over every replica). */
+  @IntSetting(1, 100) WEBHOOK_ENDPOINT_CONCURRENCY: number = 4;
+  /** Calls in flight in one replica at most. */
+  @IntSetting(1, 10_000) WEBHOOK_CONCURRENCY: number = 64;
+  /** How often a replica looks for due deliveries. */
+  @IntSetting(10, 60_000) WEBHOOK_POLL_INTERVAL_MS: number = 200;
+  /**
+   * How long a claimed delivery stays with its replica; a crashed replica's deliveries go to
+   * another after this. Must exceed WEBHOOK_TIMEOUT_MS.
+   */
+  @IntSetting(1_000, 600_000) WEBHOOK_LEASE_MS: number = 30_000;
+}
