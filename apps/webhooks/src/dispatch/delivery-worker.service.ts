@@ -8,20 +8,23 @@ import { WebhookSecrets } from './webhook-secrets';
 import { signedHeaders } from './webhook-signature';
 import { type TransportResult, WebhookTransport } from './webhook-transport';
 
-/** Claim rounds one run makes at most while every claim comes back full. */
-const MAX_ROUNDS_PER_RUN = 100;
-
 /**
- * Sends the due deliveries: each run claims what this replica has room for (WEBHOOK_CONCURRENCY
- * calls in flight, WEBHOOK_ENDPOINT_CONCURRENCY per endpoint over every replica, endpoints
- * served in turn), starts the calls and, while claims come back full, claims again as calls end.
- * A call's result is recorded with the delivery's lease; a replica that dies leaves its leased
- * deliveries to be claimed again once their leases end.
+ * Sends the due deliveries. The periodic run claims what this replica has room for
+ * (WEBHOOK_CONCURRENCY calls in flight, WEBHOOK_ENDPOINT_CONCURRENCY per endpoint over every
+ * replica, endpoints served in turn) and starts the calls; while claims find work, each call that
+ * ends claims again at once, so a busy endpoint is not held to one batch per interval. A call's
+ * result is recorded under the delivery's lease; a replica that dies leaves its leased deliveries
+ * to be claimed again once their leases end.
  */
 @Injectable()
 export class DeliveryWorker implements OnModuleDestroy {
   private readonly logger = new Logger(DeliveryWorker.name);
   private readonly inFlight = new Set<Promise<void>>();
+  /** The claim in progress: one at a time per replica. */
+  private claiming: Promise<void> | undefined;
+  /** Whether the last claim found work (then more may be due). */
+  private moreDue = false;
+  private stopping = false;
 
   constructor(
     private readonly config: WebhooksConfig,
@@ -35,26 +38,44 @@ export class DeliveryWorker implements OnModuleDestroy {
     intervalMs: (config) => config.WEBHOOK_POLL_INTERVAL_MS,
   })
   async sendDue(run: JobRun): Promise<void> {
-    for (let round = 0; round < MAX_ROUNDS_PER_RUN && !run.stopping; round++) {
-      const room = this.config.WEBHOOK_CONCURRENCY - this.inFlight.size;
-      const claimed = await this.deliveries.claimDue({
-        perWebhook: this.config.WEBHOOK_ENDPOINT_CONCURRENCY,
-        limit: room,
-        leaseMs: this.config.WEBHOOK_LEASE_MS,
-      });
-      for (const delivery of claimed) this.track(this.send(delivery));
-      if (room <= 0 || claimed.length < room) return;
-      await Promise.race(this.inFlight);
-    }
+    if (!run.stopping) await this.claim();
   }
 
   async onModuleDestroy(): Promise<void> {
+    this.stopping = true;
+    await this.claiming?.catch(() => undefined);
     await Promise.allSettled([...this.inFlight]);
+  }
+
+  private claim(): Promise<void> {
+    this.claiming ??= this.claimAndSend().finally(() => {
+      this.claiming = undefined;
+    });
+    return this.claiming;
+  }
+
+  private async claimAndSend(): Promise<void> {
+    const room = this.config.WEBHOOK_CONCURRENCY - this.inFlight.size;
+    if (this.stopping || room <= 0) return;
+    const claimed = await this.deliveries.claimDue({
+      perWebhook: this.config.WEBHOOK_ENDPOINT_CONCURRENCY,
+      limit: room,
+      leaseMs: this.config.WEBHOOK_LEASE_MS,
+    });
+    this.moreDue = claimed.length > 0;
+    for (const delivery of claimed) this.track(this.send(delivery));
   }
 
   private track(call: Promise<void>): void {
     this.inFlight.add(call);
-    void call.finally(() => this.inFlight.delete(call));
+    void call.finally(() => {
+      this.inFlight.delete(call);
+      if (this.moreDue && !this.stopping) {
+        this.claim().catch((error: unknown) => {
+          this.logger.warn(`claiming due deliveries failed: ${String(error)}`);
+        });
+      }
+    });
   }
 
   private async send(delivery: ClaimedDelivery): Promise<void> {
