@@ -14,12 +14,19 @@ describe('WebhooksConfig', () => {
       HEALTH_PORT: 0,
       OUTBOX_RELAY_BATCH: 100,
       EVENTS_BATCH: 32,
+      WEBHOOK_TIMEOUT_MS: 10_000,
+      WEBHOOK_MAX_ATTEMPTS: 6,
+      WEBHOOK_RETRY_BASE_MS: 1_000,
+      WEBHOOK_DISABLE_AFTER_FAILURES: 100,
+      WEBHOOK_ENDPOINT_CONCURRENCY: 4,
     });
   });
 
   it.each([
     [{ DATABASE_URL: undefined }, 'DATABASE_URL must be a postgres:// URL'],
     [{ NATS_URL: 'http://127.0.0.1' }, 'NATS_URL must be one or more nats:// URLs'],
+    [{ WEBHOOKS_SECRET_KEY: 'abc' }, 'WEBHOOKS_SECRET_KEY must be 64 hexadecimal characters'],
+    [{ WEBHOOK_MAX_ATTEMPTS: '0' }, 'WEBHOOK_MAX_ATTEMPTS'],
   ])('refuses %j', (overrides, message) => {
     expect(() => loadConfig(WebhooksConfig, { ...BASE, ...overrides })).toThrow(ConfigError);
     expect(() => loadConfig(WebhooksConfig, { ...BASE, ...overrides })).toThrow(message);

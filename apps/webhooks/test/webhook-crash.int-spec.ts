@@ -3,8 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { DeliveryStreamSubjects } from '@envoi/contracts-delivery';
 import { pollUntil } from '@envoi/shared-testing';
 
-import { WebhookReceiver } from './webhook-receiver';
-import { newSecret, WebhooksTestApp } from './webhooks-test-app';
+import { newSecret, useWebhooksTestRig } from './webhooks-test-app';
 
 const EVENTS = 200;
 /** The kill lands once this many calls have reached the receiver. */
@@ -17,21 +16,12 @@ const KILL_AFTER_CALLS = 40;
  * carry the same webhook-id, so a receiver that de-duplicates sees each event exactly once.
  */
 describe('webhooks service killed mid-burst', () => {
-  let app: WebhooksTestApp | undefined;
-  let receiver: WebhookReceiver | undefined;
-
-  beforeAll(async () => {
-    [app, receiver] = await Promise.all([WebhooksTestApp.start(), WebhookReceiver.start()]);
-  }, 120_000);
-
-  afterAll(async () => {
-    await receiver?.close();
-    await app?.close();
-  }, 60_000);
+  const rig = useWebhooksTestRig();
 
   it('loses nothing', async () => {
-    if (!app?.service || !receiver) throw new Error('the webhooks service did not start');
-    const test = { app, receiver };
+    const test = rig();
+    const { app, receiver } = test;
+    if (!app.service) throw new Error('the webhooks service did not start');
     // Answers come 50 ms late, so that calls are in flight when the kill lands.
     receiver.behave('burst', () => ({ status: 200, afterMs: 50 }));
     const accountId = randomUUID();

@@ -7,8 +7,8 @@ import { WEBHOOK_EVENT_FLAGS } from '@envoi/contracts-webhooks';
 import { findFreePort, pollUntil } from '@envoi/shared-testing';
 import { Webhook } from 'standardwebhooks';
 
-import { type ReceivedCall, WebhookReceiver } from './webhook-receiver';
-import { newSecret, WebhooksTestApp } from './webhooks-test-app';
+import type { ReceivedCall } from './webhook-receiver';
+import { newSecret, useWebhooksTestRig, type WebhooksTestApp } from './webhooks-test-app';
 
 function deliveredEvent(accountId: string, from: string) {
   const id = randomUUID();
@@ -66,25 +66,10 @@ async function untilDelivery(
  * retried on failure, and the endpoints' counters follow.
  */
 describe('webhook deliveries', () => {
-  let app: WebhooksTestApp | undefined;
-  let receiver: WebhookReceiver | undefined;
-
-  beforeAll(async () => {
-    [app, receiver] = await Promise.all([WebhooksTestApp.start(), WebhookReceiver.start()]);
-  }, 120_000);
-
-  afterAll(async () => {
-    await receiver?.close();
-    await app?.close();
-  }, 60_000);
-
-  const ready = () => {
-    if (!app || !receiver) throw new Error('the webhooks service did not start');
-    return { app, receiver };
-  };
+  const rig = useWebhooksTestRig();
 
   it('sends each event once to every subscribed endpoint, signed, and to no other', async () => {
-    const { app, receiver } = ready();
+    const { app, receiver } = rig();
     const account = randomUUID();
     const secret = newSecret();
     const hook = (endpoint: string, extra: object) =>
@@ -148,7 +133,11 @@ describe('webhook deliveries', () => {
       ([toAll, toScoped]) => toAll === 3 && toScoped === 1,
       { what: 'the calls to the subscribed endpoints', timeoutMs: 20_000 },
     );
-    await pollUntil(() => app.processed(delivered.id), Boolean, { what: 'the inbox entry' });
+    await untilDelivery(app, delivered.id, scoped, 'delivered');
+    await untilDelivery(app, delivered.id, all, 'delivered');
+    await untilDelivery(app, suppression.id, all, 'delivered');
+    await untilDelivery(app, dnsError.id, all, 'delivered');
+    expect(await app.processed(delivered.id)).toBe(true);
     expect(await app.deliveriesOf(delivered.id)).toEqual({
       [all]: 'delivered',
       [scoped]: 'delivered',
@@ -203,7 +192,7 @@ describe('webhook deliveries', () => {
   }, 40_000);
 
   it('retries a 503, then succeeds with the same id and body; counts both', async () => {
-    const { app, receiver } = ready();
+    const { app, receiver } = rig();
     receiver.behave('flaky', (call) => (call === 0 ? 503 : 200));
     const secret = newSecret();
     const { id, event } = await subscribedEvent(app, receiver.url('flaky'), secret);
@@ -232,7 +221,7 @@ describe('webhook deliveries', () => {
   }, 30_000);
 
   it('times out a call that hangs and retries it', async () => {
-    const { app, receiver } = ready();
+    const { app, receiver } = rig();
     receiver.behave('hangs-once', (call) => (call === 0 ? 'hang' : 204));
     const { id, event } = await subscribedEvent(app, receiver.url('hangs-once'));
     await untilDelivery(app, event.id, id, 'delivered');
@@ -247,7 +236,7 @@ describe('webhook deliveries', () => {
   }, 30_000);
 
   it('gives up on a refused endpoint after the last attempt; consecutive failures disable it', async () => {
-    const { app } = ready();
+    const { app } = rig();
     const url = `http://127.0.0.1:${await findFreePort()}/refused`;
     const { id, event, accountId } = await subscribedEvent(app, url);
     await untilDelivery(app, event.id, id, 'given_up');
@@ -278,7 +267,7 @@ describe('webhook deliveries', () => {
   }, 40_000);
 
   it('disables an endpoint that answers 410 Gone at once', async () => {
-    const { app, receiver } = ready();
+    const { app, receiver } = rig();
     receiver.behave('gone', () => 410);
     const { id, event, accountId } = await subscribedEvent(app, receiver.url('gone'));
     await untilDelivery(app, event.id, id, 'given_up');
@@ -295,7 +284,7 @@ describe('webhook deliveries', () => {
   }, 30_000);
 
   it('keeps a slow endpoint from delaying another, with at most 4 calls open to it', async () => {
-    const { app, receiver } = ready();
+    const { app, receiver } = rig();
     const account = randomUUID();
     receiver.behave('slow', () => 'hang');
     const secret = newSecret();

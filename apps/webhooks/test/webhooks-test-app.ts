@@ -9,6 +9,7 @@ import { Client } from 'pg';
 
 import { WebhookSecrets } from '../src/dispatch/webhook-secrets';
 import type { WebhooksConfig } from '../src/webhooks.config';
+import { WebhookReceiver } from './webhook-receiver';
 
 /** Compressed time: 3 attempts 10 and 160 ms apart, a 1.5 s timeout, 2 s leases. */
 export const SERVICE_SETTINGS = {
@@ -120,7 +121,11 @@ export class WebhooksTestApp {
     return id;
   }
 
-  async publish(subject: StreamSubject<unknown>, event: { id: string }, msgId = event.id) {
+  async publish<E extends { id: string }>(
+    subject: StreamSubject<unknown>,
+    event: E,
+    msgId = event.id,
+  ) {
     await this.nats.jetstream().publish(subject.name, JSON.stringify(event), { msgID: msgId });
   }
 
@@ -164,4 +169,29 @@ export class WebhooksTestApp {
 
 export function newSecret(): string {
   return `envoi-whsec-${randomBytes(24).toString('base64url')}`;
+}
+
+export interface WebhooksTestRig {
+  app: WebhooksTestApp;
+  receiver: WebhookReceiver;
+}
+
+/**
+ * Starts the service and a loopback receiver before the file's tests and stops both after;
+ * answers a getter that fails a test when they did not start.
+ */
+export function useWebhooksTestRig(): () => WebhooksTestRig {
+  let app: WebhooksTestApp | undefined;
+  let receiver: WebhookReceiver | undefined;
+  beforeAll(async () => {
+    [app, receiver] = await Promise.all([WebhooksTestApp.start(), WebhookReceiver.start()]);
+  }, 120_000);
+  afterAll(async () => {
+    await receiver?.close();
+    await app?.close();
+  }, 60_000);
+  return () => {
+    if (!app || !receiver) throw new Error('the webhooks service did not start');
+    return { app, receiver };
+  };
 }
