@@ -5,6 +5,8 @@ export { MigrationEnv as MigrationConfig } from '@envoi/shared-config';
 
 export const SERVICE_NAME = 'webhooks';
 
+const DAY_MS = 86_400_000;
+
 /**
  * The webhooks service's environment, validated once at boot: the database, the bus, health,
  * the outbox relay (OUTBOX_*) and the EVENTS consumers (EVENTS_*). Add the service's own settings
@@ -42,4 +44,15 @@ export class WebhooksConfig extends OutboxEventConsumerServiceEnv {
    * another after this. Must exceed WEBHOOK_TIMEOUT_MS.
    */
   @IntSetting(1_000, 600_000) WEBHOOK_LEASE_MS: number = 30_000;
+
+  /** How often a replica deletes old deliveries and inbox entries, and how many per statement. */
+  @IntSetting(50, DAY_MS) WEBHOOK_PURGE_INTERVAL_MS: number = 600_000;
+  @IntSetting(1, 10_000) WEBHOOK_PURGE_BATCH: number = 1_000;
+  /** Settled deliveries (and their attempts) are kept this long after their last attempt. */
+  @IntSetting(60_000, 365 * DAY_MS) WEBHOOK_DELIVERY_RETENTION_MS: number = 30 * DAY_MS;
+  /**
+   * How long handled event ids are remembered: longer than the EVENTS stream keeps events
+   * (7 days), so that no redelivery or replay outlives its record.
+   */
+  @IntSetting(60_000, 90 * DAY_MS) PROCESSED_EVENTS_RETENTION_MS: number = 8 * DAY_MS;
 }

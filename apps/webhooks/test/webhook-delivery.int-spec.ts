@@ -315,4 +315,40 @@ describe('webhook deliveries', () => {
     expect(receiver.callsTo('slow').length).toBeLessThanOrEqual(4);
     expect(receiver.peakOpen('slow')).toBeLessThanOrEqual(4);
   }, 30_000);
+
+  it('purges settled deliveries and handled event ids once they are old, never pending ones', async () => {
+    const { app, receiver } = rig();
+    receiver.behave('purged', () => 204);
+    const { id, event } = await subscribedEvent(app, receiver.url('purged'));
+    await untilDelivery(app, event.id, id, 'delivered');
+    const pendingEvent = deliveredEvent(randomUUID(), 'a@pending.example');
+    const pendingHook = await app.createWebhook({
+      accountId: pendingEvent.data.account_id,
+      url: receiver.url('never-called'),
+      secret: newSecret(),
+      flags: ['on_delivered'],
+    });
+    await app.db.query(
+      `INSERT INTO webhooks.webhook_deliveries (id, webhook_id, account_id, event_id, event_type, body, next_attempt_at)
+       VALUES ($1, $2, $3, $4, 'message.delivered', '{}', now() + interval '1 day')`,
+      [randomUUID(), pendingHook, pendingEvent.data.account_id, pendingEvent.id],
+    );
+    await app.db.query(
+      `UPDATE webhooks.webhook_deliveries SET updated_at = now() - interval '31 days'
+       WHERE webhook_id = ANY($1)`,
+      [[id, pendingHook]],
+    );
+    await app.db.query(
+      `UPDATE webhooks.processed_events SET processed_at = now() - interval '9 days'
+       WHERE event_id = $1`,
+      [event.id],
+    );
+    await pollUntil(
+      async () => [await app.deliveriesOf(event.id), await app.processed(event.id)] as const,
+      ([states, processed]) => Object.keys(states).length === 0 && !processed,
+      { what: 'the old delivery and inbox entry purged', timeoutMs: 10_000 },
+    );
+    expect(await app.attempts(id)).toEqual([]);
+    expect(await app.deliveriesOf(pendingEvent.id)).toEqual({ [pendingHook]: 'pending' });
+  }, 30_000);
 });

@@ -11,7 +11,7 @@ import { WebhookSecrets } from '../src/dispatch/webhook-secrets';
 import type { WebhooksConfig } from '../src/webhooks.config';
 import { WebhookReceiver } from './webhook-receiver';
 
-/** Compressed time: 3 attempts 10 and 160 ms apart, a 1.5 s timeout, 2 s leases. */
+/** Compressed time: 3 attempts 10 and 160 ms apart, a 1.5 s timeout, 2.5 s leases. */
 export const SERVICE_SETTINGS = {
   WEBHOOK_TIMEOUT_MS: '1500',
   WEBHOOK_MAX_ATTEMPTS: '3',
@@ -20,6 +20,7 @@ export const SERVICE_SETTINGS = {
   WEBHOOK_ENDPOINT_CONCURRENCY: '4',
   WEBHOOK_POLL_INTERVAL_MS: '50',
   WEBHOOK_LEASE_MS: '2000',
+  WEBHOOK_PURGE_INTERVAL_MS: '200',
   SHUTDOWN_GRACE_MS: '500',
 };
 

@@ -162,6 +162,21 @@ const RECORD_SQL = `
   FROM counted WHERE w.id = counted.id
   RETURNING w.enabled`;
 
+const PURGE_SQL = `
+  WITH purged AS (
+    DELETE FROM ${S}.webhook_deliveries
+    WHERE id IN (
+      SELECT id FROM ${S}.webhook_deliveries
+      WHERE state <> 'pending'
+        AND updated_at <= now() - make_interval(secs => $2::double precision / 1000)
+      ORDER BY updated_at
+      LIMIT $1
+      FOR UPDATE SKIP LOCKED
+    )
+    RETURNING 1
+  )
+  SELECT count(*)::int AS purged FROM purged`;
+
 interface ClaimRow {
   id: string;
   webhook_id: string;
@@ -250,6 +265,18 @@ export class DeliveriesRepository {
     ]);
     const [row] = updatedRows<{ enabled: boolean }>(result);
     return row ? { webhookEnabled: row.enabled } : null;
+  }
+
+  /**
+   * Deletes up to `limit` settled deliveries (with their attempts) last touched more than
+   * `olderThanMs` ago; answers how many.
+   */
+  async purgeSettled(olderThanMs: number, limit: number): Promise<number> {
+    const [row] = await this.dataSource.query<Array<{ purged: number }>>(PURGE_SQL, [
+      limit,
+      olderThanMs,
+    ]);
+    return row?.purged ?? 0;
   }
 }
 

@@ -8,6 +8,9 @@ import { WebhookSecrets } from './webhook-secrets';
 import { signedHeaders } from './webhook-signature';
 import { type TransportResult, WebhookTransport } from './webhook-transport';
 
+/** What a lease has beyond the call's timeout, to record its result. */
+const LEASE_MARGIN_MS = 1_000;
+
 /**
  * Sends the due deliveries. The periodic run claims what this replica has room for
  * (WEBHOOK_CONCURRENCY calls in flight, WEBHOOK_ENDPOINT_CONCURRENCY per endpoint over every
@@ -60,7 +63,11 @@ export class DeliveryWorker implements OnModuleDestroy {
     const claimed = await this.deliveries.claimDue({
       perWebhook: this.config.WEBHOOK_ENDPOINT_CONCURRENCY,
       limit: room,
-      leaseMs: this.config.WEBHOOK_LEASE_MS,
+      // A lease shorter than a call would hand a call still in flight to another replica.
+      leaseMs: Math.max(
+        this.config.WEBHOOK_LEASE_MS,
+        this.config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS,
+      ),
     });
     this.moreDue = claimed.length > 0;
     for (const delivery of claimed) this.track(this.send(delivery));

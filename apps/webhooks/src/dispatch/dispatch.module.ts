@@ -4,6 +4,7 @@ import { DeliveriesRepository } from './deliveries.repository';
 import { DeliveryWorker } from './delivery-worker.service';
 import { FanOutController } from './fan-out.controller';
 import { FanOutService } from './fan-out.service';
+import { RetentionPurgeService } from './retention-purge.service';
 import { WebhookSecrets } from './webhook-secrets';
 import { NodeWebhookTransport, WebhookTransport } from './webhook-transport';
 
@@ -14,6 +15,7 @@ import { NodeWebhookTransport, WebhookTransport } from './webhook-transport';
     FanOutService,
     FanOutController,
     DeliveryWorker,
+    RetentionPurgeService,
     WebhookSecrets,
     { provide: WebhookTransport, useClass: NodeWebhookTransport },
   ],

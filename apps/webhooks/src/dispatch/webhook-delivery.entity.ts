@@ -19,6 +19,7 @@ export type DeliveryState = (typeof DELIVERY_STATES)[number];
 @Index('webhook_deliveries_event_id_webhook_id_key', ['eventId', 'webhookId'], { unique: true })
 @Index('webhook_deliveries_webhook_id_seq_idx', ['webhookId', 'seq'])
 @Index('webhook_deliveries_due_idx', ['nextAttemptAt'], { where: `"state" = 'pending'` })
+@Index('webhook_deliveries_settled_idx', ['updatedAt'], { where: `"state" <> 'pending'` })
 export class WebhookDeliveryEntity {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'webhook_deliveries_pkey' })
   id!: string;

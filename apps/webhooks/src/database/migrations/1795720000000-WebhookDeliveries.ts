@@ -12,6 +12,9 @@ export class WebhookDeliveries1795720000000 implements MigrationInterface {
       `CREATE INDEX "webhook_deliveries_due_idx" ON "webhooks"."webhook_deliveries" ("next_attempt_at") WHERE "state" = 'pending'`,
     );
     await queryRunner.query(
+      `CREATE INDEX "webhook_deliveries_settled_idx" ON "webhooks"."webhook_deliveries" ("updated_at") WHERE "state" <> 'pending'`,
+    );
+    await queryRunner.query(
       `CREATE INDEX "webhook_deliveries_webhook_id_seq_idx" ON "webhooks"."webhook_deliveries" ("webhook_id", "seq") `,
     );
     await queryRunner.query(
