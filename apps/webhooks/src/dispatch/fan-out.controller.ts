@@ -1,5 +1,6 @@
 import { StreamBatchConsumer, type StreamItem } from '@envoi/shared-nats';
-import { Injectable } from '@nestjs/common';
+import { runInTraceContext } from '@envoi/shared-observability';
+import { Injectable, Logger } from '@nestjs/common';
 
 import { FanOutService } from './fan-out.service';
 import { decodeWebhookEvent, type WebhookEvent } from './webhook-event';
@@ -11,10 +12,18 @@ import { WEBHOOK_EVENT_DURABLES } from './webhook-event-sources';
  */
 @Injectable()
 export class FanOutController {
+  private readonly logger = new Logger(FanOutController.name);
+
   constructor(private readonly fanOut: FanOutService) {}
 
   @StreamBatchConsumer({ durables: WEBHOOK_EVENT_DURABLES, decode: decodeWebhookEvent })
   async handle(items: ReadonlyArray<StreamItem<WebhookEvent>>): Promise<void> {
+    for (const { event, delivery } of items) {
+      if (event.missing.length === 0) continue;
+      runInTraceContext(delivery.trace, () =>
+        this.logger.warn(`${event.type} ${event.id} lacks ${event.missing.join(', ')}`),
+      );
+    }
     await this.fanOut.fanOut(items.map(({ event }) => event));
   }
 }

@@ -100,15 +100,15 @@ export function webhookData(type: WebhookEventType, data: EventData): Record<str
   const { fields, defaults = {} } = WEBHOOK_EVENT_SOURCES[type];
   return Object.fromEntries(
     fields
-      .map((field) => [field, data[field] ?? defaults[field]] as const)
+      .map((field) => [field, Object.hasOwn(data, field) ? data[field] : defaults[field]] as const)
       .filter(([, value]) => value !== undefined),
   );
 }
 
-/** The fields webhooks.yaml requires that the event lacks (the producer's to fix). */
+/** The fields webhooks.yaml lists that the event lacks or leaves null (the producer's to fix). */
 export function missingFields(type: WebhookEventType, data: EventData): string[] {
   const { fields, defaults = {} } = WEBHOOK_EVENT_SOURCES[type];
-  return fields.filter((field) => data[field] === undefined && !Object.hasOwn(defaults, field));
+  return fields.filter((field) => data[field] == null && !Object.hasOwn(defaults, field));
 }
 
 function domainName(value: unknown): string | null {

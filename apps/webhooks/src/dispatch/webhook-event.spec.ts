@@ -31,6 +31,7 @@ describe('decodeWebhookEvent', () => {
       accountId: ACCOUNT,
       domain: 'mail.example.com',
       timestamp: '2026-05-06T09:49:16.687000000Z',
+      missing: [],
       data: {
         account_id: ACCOUNT,
         event: 'on_delivered',
@@ -140,6 +141,17 @@ describe('the payload', () => {
     ]);
   });
 
+  it('keeps a null the event carries rather than leaving the field out', () => {
+    const event = decodeWebhookEvent({
+      id: 'e',
+      type: 'suppression.created',
+      timestamp: '2026-05-06T09:49:16Z',
+      data: { account_id: ACCOUNT, reason: null, sending_domain: null },
+    });
+    expect(event.data).toEqual({ account_id: ACCOUNT, reason: null, sending_domain: null });
+    expect(event.missing).toContain('reason');
+  });
+
   it('writes timestamps with nanoseconds in UTC', () => {
     expect(withNanoseconds('2026-05-06T09:49:16.687031577Z')).toBe(
       '2026-05-06T09:49:16.687031577Z',
@@ -150,6 +162,13 @@ describe('the payload', () => {
   it('names the required fields an event lacks', () => {
     expect(missingFields('message.opened', MESSAGE)).toEqual(['user_agent', 'ip']);
     expect(missingFields('message.delivered', MESSAGE)).toEqual([]);
+    expect(missingFields('suppression.created', { account_id: ACCOUNT, reason: null })).toEqual([
+      'recipient',
+      'created_at',
+      'expires_at',
+      'reason',
+      'sending_domain',
+    ]);
   });
 
   it('has one durable consumer per event type', () => {

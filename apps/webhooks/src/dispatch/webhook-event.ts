@@ -4,6 +4,7 @@ import { UnprocessableMessageError } from '@envoi/shared-nats';
 import {
   flagOf,
   isWebhookEventType,
+  missingFields,
   WEBHOOK_EVENT_SOURCES,
   webhookData,
 } from './webhook-event-sources';
@@ -20,6 +21,8 @@ export interface WebhookEvent {
   timestamp: string;
   /** The payload's `data`. */
   data: Record<string, unknown>;
+  /** Fields webhooks.yaml lists that the stream event lacks or leaves null. */
+  missing: string[];
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -52,6 +55,7 @@ export function decodeWebhookEvent(payload: unknown): WebhookEvent {
     domain: WEBHOOK_EVENT_SOURCES[type].domainOf(data),
     timestamp: withNanoseconds(timestamp),
     data: webhookData(type, data),
+    missing: missingFields(type, data),
   };
 }
 
