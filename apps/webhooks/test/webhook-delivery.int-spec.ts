@@ -316,6 +316,27 @@ describe('webhook deliveries', () => {
     expect(receiver.peakOpen('slow')).toBeLessThanOrEqual(4);
   }, 30_000);
 
+  it('gives a failing endpoint one place at a time until it answers again', async () => {
+    const { app, receiver } = rig();
+    receiver.behave('sick', (call) => (call === 0 ? 500 : 'hang'));
+    const { id, event, accountId } = await subscribedEvent(app, receiver.url('sick'));
+    await pollUntil(
+      () => app.attempts(id),
+      (attempts) => attempts.length === 1,
+      { what: 'the first failure recorded' },
+    );
+    const more = Array.from({ length: 6 }, () => deliveredEvent(accountId, 'a@sick.example'));
+    for (const next of more) await app.publish(DeliveryStreamSubjects.delivered, next);
+    // The retry of the first event hangs until its timeout; then the next call goes out.
+    await pollUntil(
+      () => receiver.callsTo('sick').length,
+      (calls) => calls >= 3,
+      { what: 'a call after the first timeout', timeoutMs: 20_000 },
+    );
+    expect(receiver.callsTo('sick')[1]?.headers['webhook-id']).toBe(event.id);
+    expect(receiver.peakOpen('sick')).toBe(1);
+  }, 30_000);
+
   it('purges settled deliveries and handled event ids once they are old, never pending ones', async () => {
     const { app, receiver } = rig();
     receiver.behave('purged', () => 204);

@@ -95,7 +95,8 @@ const INSERT_SQL = `
 
 /**
  * Due deliveries of enabled webhooks, round-robin across webhooks (each one's oldest first), a
- * webhook's share cut to its free places ($1 less those leased now); locked rows are skipped and
+ * webhook's share cut to its free places ($1, or 1 while its last call failed, less those leased
+ * now: a dead endpoint holds one place until it answers again); locked rows are skipped and
  * re-checked after locking, so two replicas never claim one delivery.
  */
 const CLAIM_SQL = `
@@ -104,7 +105,7 @@ const CLAIM_SQL = `
     WHERE state = 'pending' AND lease_until > now()
     GROUP BY webhook_id
   ), due AS (
-    SELECT d.id, d.webhook_id,
+    SELECT d.id, d.webhook_id, w.errors_since_last_success > 0 AS failing,
       row_number() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.seq) AS rank
     FROM ${S}.webhook_deliveries d
     JOIN ${S}.webhooks w ON w.id = d.webhook_id AND w.enabled
@@ -112,7 +113,7 @@ const CLAIM_SQL = `
       AND (d.lease_until IS NULL OR d.lease_until <= now())
   ), picked AS (
     SELECT due.id FROM due LEFT JOIN busy USING (webhook_id)
-    WHERE due.rank <= $1 - coalesce(busy.in_flight, 0)
+    WHERE due.rank <= CASE WHEN due.failing THEN 1 ELSE $1 END - coalesce(busy.in_flight, 0)
     ORDER BY due.rank
     LIMIT $2
   ), locked AS (
