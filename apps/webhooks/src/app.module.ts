@@ -2,6 +2,8 @@ import { ServiceKitModule } from '@envoi/shared-kit';
 import { type DynamicModule, Module } from '@nestjs/common';
 
 import { webhooksDataSourceOptions } from './database/data-source-options';
+import { DispatchModule } from './dispatch/dispatch.module';
+import { WEBHOOK_EVENT_DURABLES } from './dispatch/webhook-event-sources';
 import { SERVICE_NAME, WebhooksConfig } from './webhooks.config';
 import { WebhooksModule } from './webhooks/webhooks.module';
 
@@ -19,9 +21,10 @@ export class AppModule {
           // Events this service publishes go through its outbox (enqueueOutbox in a transaction).
           outbox: { settings: config },
           // Every stream subject consumed here, each handled by one @StreamConsumer method.
-          consumes: [],
+          consumes: Object.values(WEBHOOK_EVENT_DURABLES),
         }),
         WebhooksModule,
+        DispatchModule,
       ],
     };
   }

@@ -16,6 +16,11 @@ describe('WebhooksConfig', () => {
       OUTBOX_RELAY_BATCH: 100,
       EVENTS_BATCH: 32,
       OUTBOUND_ALLOW_HTTP: false,
+      WEBHOOK_TIMEOUT_MS: 10_000,
+      WEBHOOK_MAX_ATTEMPTS: 6,
+      WEBHOOK_RETRY_BASE_MS: 1_000,
+      WEBHOOK_DISABLE_AFTER_FAILURES: 100,
+      WEBHOOK_ENDPOINT_CONCURRENCY: 4,
     });
   });
 
@@ -37,6 +42,7 @@ describe('WebhooksConfig', () => {
       'WEBHOOK_SECRET_ENCRYPTION_KEY must be 64 hexadecimal characters',
     ],
     [{ OUTBOUND_ALLOW_HTTP: 'yes' }, 'OUTBOUND_ALLOW_HTTP must be true or false'],
+    [{ WEBHOOK_MAX_ATTEMPTS: '0' }, 'WEBHOOK_MAX_ATTEMPTS'],
   ])('refuses %j', (overrides, message) => {
     expect(() => loadConfig(WebhooksConfig, { ...BASE, ...overrides })).toThrow(ConfigError);
     expect(() => loadConfig(WebhooksConfig, { ...BASE, ...overrides })).toThrow(message);

@@ -1,4 +1,5 @@
 import {
+  IntSetting,
   OutboundAllowCidrs,
   OutboundAllowHttp,
   OutboxEventConsumerServiceEnv,
@@ -8,6 +9,8 @@ import { IsString, Matches } from 'class-validator';
 export { MigrationEnv as MigrationConfig } from '@envoi/shared-config';
 
 export const SERVICE_NAME = 'webhooks';
+
+const DAY_MS = 86_400_000;
 
 /**
  * The webhooks service's environment, validated once at boot: the database, the bus, health,
@@ -26,4 +29,35 @@ export class WebhooksConfig extends OutboxEventConsumerServiceEnv {
 
   /** CIDRs endpoints may reach although private or loopback; empty in production. */
   @OutboundAllowCidrs() OUTBOUND_ALLOW_CIDRS: string = '';
+
+  /** A call that has not answered with a 2xx within this fails. */
+  @IntSetting(100, 120_000) WEBHOOK_TIMEOUT_MS: number = 10_000;
+  /** Attempts per delivery in all, the first included; then it is given up. */
+  @IntSetting(1, 20) WEBHOOK_MAX_ATTEMPTS: number = 6;
+  /** The retry after the n-th failure waits n^4 times this (±10 %). */
+  @IntSetting(1, 60_000) WEBHOOK_RETRY_BASE_MS: number = 1_000;
+  /** Consecutive failed calls after which an endpoint is disabled. */
+  @IntSetting(1, 100_000) WEBHOOK_DISABLE_AFTER_FAILURES: number = 100;
+  /** Calls in flight to one endpoint at most (over every replica); 1 while its calls fail. */
+  @IntSetting(1, 100) WEBHOOK_ENDPOINT_CONCURRENCY: number = 4;
+  /** Calls in flight in one replica at most. */
+  @IntSetting(1, 10_000) WEBHOOK_CONCURRENCY: number = 64;
+  /** How often a replica looks for due deliveries. */
+  @IntSetting(10, 60_000) WEBHOOK_POLL_INTERVAL_MS: number = 200;
+  /**
+   * How long a claimed delivery stays with its replica; a crashed replica's deliveries go to
+   * another after this. Must exceed WEBHOOK_TIMEOUT_MS.
+   */
+  @IntSetting(1_000, 600_000) WEBHOOK_LEASE_MS: number = 30_000;
+
+  /** How often a replica deletes old deliveries and inbox entries, and how many per statement. */
+  @IntSetting(50, DAY_MS) WEBHOOK_PURGE_INTERVAL_MS: number = 600_000;
+  @IntSetting(1, 10_000) WEBHOOK_PURGE_BATCH: number = 1_000;
+  /** Settled deliveries (and their attempts) are kept this long after their last attempt. */
+  @IntSetting(60_000, 365 * DAY_MS) WEBHOOK_DELIVERY_RETENTION_MS: number = 30 * DAY_MS;
+  /**
+   * How long handled event ids are remembered: longer than the EVENTS stream keeps events
+   * (7 days), so that no redelivery or replay outlives its record.
+   */
+  @IntSetting(60_000, 90 * DAY_MS) PROCESSED_EVENTS_RETENTION_MS: number = 8 * DAY_MS;
 }

@@ -9,7 +9,7 @@ import {
   WebhooksSubjects,
 } from '@envoi/contracts-webhooks';
 import { connectNats, RpcClient } from '@envoi/shared-nats';
-import { findFreePort, IsolatedPlatform } from '@envoi/shared-testing';
+import { findFreePort, IsolatedPlatform, pollUntil } from '@envoi/shared-testing';
 import type { NatsConnection } from 'nats';
 import { DataSource } from 'typeorm';
 
@@ -358,8 +358,16 @@ describe('webhooks service', () => {
     ).rejects.toMatchObject({ code: CommonErrorCode.ValidationFailed });
   });
 
-  it('is ready: its database and the bus answer', async () => {
-    const response = await fetch(`${healthUrl}/readyz`);
-    expect(response.status).toBe(200);
+  it('is ready: its database, the bus and its stream consumers answer', async () => {
+    // The consumers of the ten event types attach in the background after boot.
+    const ready = await pollUntil(
+      async () => {
+        const response = await fetch(`${healthUrl}/readyz`);
+        return { status: response.status, body: await response.text() };
+      },
+      (answer) => answer.status === 200,
+      { what: 'GET /readyz to answer 200', timeoutMs: 20_000 },
+    );
+    expect(ready.status).toBe(200);
   });
 });

@@ -4,6 +4,8 @@ import { serviceDataSourceOptions } from '@envoi/shared-database';
 import { DeadLetterEntity, OutboxMessageEntity, ProcessedEventEntity } from '@envoi/shared-outbox';
 import type { DataSourceOptions } from 'typeorm';
 
+import { WebhookAttemptEntity } from '../dispatch/webhook-attempt.entity';
+import { WebhookDeliveryEntity } from '../dispatch/webhook-delivery.entity';
 import { WebhookEntity } from '../webhooks/webhook.entity';
 import { WebhookDomainEntity } from '../webhooks/webhook-domain.entity';
 
@@ -15,6 +17,8 @@ export const WEBHOOKS_ENTITIES = [
   OutboxMessageEntity,
   WebhookEntity,
   WebhookDomainEntity,
+  WebhookDeliveryEntity,
+  WebhookAttemptEntity,
 ];
 
 /**

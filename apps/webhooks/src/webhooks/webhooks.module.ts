@@ -20,6 +20,6 @@ import { WebhooksService } from './webhooks.service';
     WebhooksRepository,
     AccountDomains,
   ],
-  exports: [WebhooksRepository],
+  exports: [WebhooksRepository, WebhookSecretCipher],
 })
 export class WebhooksModule {}

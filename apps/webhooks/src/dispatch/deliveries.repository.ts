@@ -1,0 +1,288 @@
+import { WEBHOOK_EVENT_FLAGS, type WebhookEventFlag } from '@envoi/contracts-webhooks';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
+
+import { WEBHOOKS_SCHEMA } from '../database/data-source-options';
+import type { DeliveryState } from './webhook-delivery.entity';
+
+/** Who an event is for: its account, its domain (null: global webhooks only), its flag. */
+export interface SubscriptionKey {
+  accountId: string;
+  domain: string | null;
+  flag: WebhookEventFlag;
+}
+
+/** A webhook subscribed to the key at `index` of the request. */
+export interface Subscriber {
+  index: number;
+  webhookId: string;
+}
+
+export interface NewDelivery {
+  id: string;
+  webhookId: string;
+  accountId: string;
+  eventId: string;
+  eventType: string;
+  body: string;
+}
+
+/** A delivery this replica holds until `leaseUntil`, with what its call needs. */
+export interface ClaimedDelivery {
+  id: string;
+  webhookId: string;
+  eventId: string;
+  eventType: string;
+  body: string;
+  /** Attempts recorded before this one. */
+  attempts: number;
+  leaseToken: string;
+  url: string;
+  secretCiphertext: string;
+}
+
+export interface ClaimLimits {
+  /** Deliveries in flight per webhook at most, those of every replica counted. */
+  perWebhook: number;
+  /** Deliveries claimed by this call at most. */
+  limit: number;
+  leaseMs: number;
+}
+
+/** An attempt's result, recorded with the delivery's new state and the webhook's counters. */
+export interface AttemptRecord {
+  deliveryId: string;
+  leaseToken: string;
+  state: DeliveryState;
+  /** When the next attempt is due; null when this one settled the delivery. */
+  nextAttemptAt: Date | null;
+  attemptedAt: Date;
+  responseStatus: number | null;
+  error: string | null;
+  durationMs: number;
+  responseBody: string;
+  succeeded: boolean;
+  /** Disables the webhook at once (410 Gone). */
+  gone: boolean;
+  /** Consecutive failures that disable the webhook. */
+  disableAfterFailures: number;
+}
+
+export interface RecordedAttempt {
+  /** The webhook's `enabled` after the attempt. */
+  webhookEnabled: boolean;
+}
+
+const S = WEBHOOKS_SCHEMA;
+
+/** `w.<flag>` for the flag named by `$name` (only the ten known column names appear). */
+const flagColumn = (name: string): string =>
+  `CASE ${name} ${WEBHOOK_EVENT_FLAGS.map((flag) => `WHEN '${flag}' THEN w.${flag}`).join(' ')} ELSE false END`;
+
+const SUBSCRIBERS_SQL = `
+  SELECT k.idx::int - 1 AS index, w.id AS webhook_id
+  FROM unnest($1::uuid[], $2::varchar[], $3::varchar[]) WITH ORDINALITY AS k(account_id, domain, flag, idx)
+  JOIN ${S}.webhooks w ON w.account_id = k.account_id AND w.enabled AND ${flagColumn('k.flag')}
+  WHERE w.scope = 'global'
+     OR EXISTS (SELECT 1 FROM ${S}.webhook_domains d WHERE d.webhook_id = w.id AND d.domain = k.domain)`;
+
+const INSERT_SQL = `
+  INSERT INTO ${S}.webhook_deliveries (id, webhook_id, account_id, event_id, event_type, body, next_attempt_at)
+  SELECT u.*, now()
+  FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::varchar[], $5::varchar[], $6::text[]) AS u
+  ON CONFLICT (event_id, webhook_id) DO NOTHING`;
+
+/**
+ * Due deliveries of enabled webhooks, round-robin across webhooks (each one's oldest first), a
+ * webhook's share cut to its free places ($1, or 1 while its last call failed, less those leased
+ * now: a dead endpoint holds one place until it answers again); locked rows are skipped and
+ * re-checked after locking, so two replicas never claim one delivery.
+ */
+const CLAIM_SQL = `
+  WITH busy AS (
+    SELECT webhook_id, count(*)::int AS in_flight FROM ${S}.webhook_deliveries
+    WHERE state = 'pending' AND lease_until > now()
+    GROUP BY webhook_id
+  ), due AS (
+    SELECT d.id, d.webhook_id, w.errors_since_last_success > 0 AS failing,
+      row_number() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.seq) AS rank
+    FROM ${S}.webhook_deliveries d
+    JOIN ${S}.webhooks w ON w.id = d.webhook_id AND w.enabled
+    WHERE d.state = 'pending' AND d.next_attempt_at <= now()
+      AND (d.lease_until IS NULL OR d.lease_until <= now())
+  ), picked AS (
+    SELECT due.id FROM due LEFT JOIN busy USING (webhook_id)
+    WHERE due.rank <= CASE WHEN due.failing THEN 1 ELSE $1 END - coalesce(busy.in_flight, 0)
+    ORDER BY due.rank
+    LIMIT $2
+  ), locked AS (
+    SELECT d.id FROM ${S}.webhook_deliveries d
+    WHERE d.id IN (SELECT id FROM picked) AND d.state = 'pending'
+      AND (d.lease_until IS NULL OR d.lease_until <= now())
+    FOR UPDATE SKIP LOCKED
+  )
+  UPDATE ${S}.webhook_deliveries d
+  SET lease_until = now() + make_interval(secs => $3::double precision / 1000),
+      lease_token = gen_random_uuid()
+  FROM locked, ${S}.webhooks w
+  WHERE d.id = locked.id AND w.id = d.webhook_id
+  RETURNING d.id, d.webhook_id, d.event_id, d.event_type, d.body, d.attempts, d.lease_token,
+    w.url, w.secret_ciphertext`;
+
+/**
+ * One statement: the delivery's new state (only while the caller still holds its lease), the
+ * attempt's row, and the webhook's counters, disabled on 410 or too many consecutive failures.
+ */
+const RECORD_SQL = `
+  WITH settled AS (
+    UPDATE ${S}.webhook_deliveries
+    SET state = $3, attempts = attempts + 1, next_attempt_at = coalesce($4, next_attempt_at),
+        lease_until = NULL, lease_token = NULL, updated_at = now()
+    WHERE id = $1 AND lease_token = $2
+    RETURNING id, webhook_id, event_id, event_type, attempts
+  ), attempt AS (
+    INSERT INTO ${S}.webhook_attempts (delivery_id, webhook_id, event_id, event_type, attempt,
+      attempted_at, response_status, error, duration_ms, response_body, next_retry_at)
+    SELECT id, webhook_id, event_id, event_type, attempts, $5, $6, $7, $8, $9, $4 FROM settled
+  ), counted AS (
+    SELECT w.id,
+      (NOT $10::boolean AND w.errors_since_last_success + 1 >= $12::int) OR $11::boolean AS disable
+    FROM ${S}.webhooks w JOIN settled ON settled.webhook_id = w.id
+  )
+  UPDATE ${S}.webhooks w
+  SET success_count = w.success_count + CASE WHEN $10 THEN 1 ELSE 0 END,
+      error_count = w.error_count + CASE WHEN $10 THEN 0 ELSE 1 END,
+      errors_since_last_success = CASE WHEN $10 THEN 0 ELSE w.errors_since_last_success + 1 END,
+      last_request_at = $5,
+      enabled = w.enabled AND NOT counted.disable,
+      disabled_reason = CASE
+        WHEN NOT (w.enabled AND counted.disable) THEN w.disabled_reason
+        WHEN $11 THEN 'the endpoint answered 410 Gone'
+        ELSE 'too many consecutive failed calls' END
+  FROM counted WHERE w.id = counted.id
+  RETURNING w.enabled`;
+
+const PURGE_SQL = `
+  WITH purged AS (
+    DELETE FROM ${S}.webhook_deliveries
+    WHERE id IN (
+      SELECT id FROM ${S}.webhook_deliveries
+      WHERE state <> 'pending'
+        AND updated_at <= now() - make_interval(secs => $2::double precision / 1000)
+      ORDER BY updated_at
+      LIMIT $1
+      FOR UPDATE SKIP LOCKED
+    )
+    RETURNING 1
+  )
+  SELECT count(*)::int AS purged FROM purged`;
+
+interface ClaimRow {
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  body: string;
+  attempts: number;
+  lease_token: string;
+  url: string;
+  secret_ciphertext: string;
+}
+
+/** The deliveries and their attempts (schema "webhooks"). */
+@Injectable()
+export class DeliveriesRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** The enabled webhooks subscribed to each key, in one statement. */
+  async findSubscribers(
+    keys: readonly SubscriptionKey[],
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<Subscriber[]> {
+    if (keys.length === 0) return [];
+    const rows = await manager.query<Array<{ index: number; webhook_id: string }>>(
+      SUBSCRIBERS_SQL,
+      [
+        keys.map((key) => key.accountId),
+        keys.map((key) => key.domain),
+        keys.map((key) => key.flag),
+      ],
+    );
+    return rows.map((row) => ({ index: row.index, webhookId: row.webhook_id }));
+  }
+
+  /** Inserts the deliveries, due now; a pair (event, webhook) already there is left alone. */
+  async insert(
+    deliveries: readonly NewDelivery[],
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<void> {
+    if (deliveries.length === 0) return;
+    await manager.query(INSERT_SQL, [
+      deliveries.map((delivery) => delivery.id),
+      deliveries.map((delivery) => delivery.webhookId),
+      deliveries.map((delivery) => delivery.accountId),
+      deliveries.map((delivery) => delivery.eventId),
+      deliveries.map((delivery) => delivery.eventType),
+      deliveries.map((delivery) => delivery.body),
+    ]);
+  }
+
+  async claimDue(limits: ClaimLimits): Promise<ClaimedDelivery[]> {
+    if (limits.limit <= 0) return [];
+    const result = await this.dataSource.query<unknown>(CLAIM_SQL, [
+      limits.perWebhook,
+      limits.limit,
+      limits.leaseMs,
+    ]);
+    return updatedRows<ClaimRow>(result).map((row) => ({
+      id: row.id,
+      webhookId: row.webhook_id,
+      eventId: row.event_id,
+      eventType: row.event_type,
+      body: row.body,
+      attempts: row.attempts,
+      leaseToken: row.lease_token,
+      url: row.url,
+      secretCiphertext: row.secret_ciphertext,
+    }));
+  }
+
+  /** Records the attempt; null when the lease was lost (another replica took the delivery over). */
+  async recordAttempt(record: AttemptRecord): Promise<RecordedAttempt | null> {
+    const result = await this.dataSource.query<unknown>(RECORD_SQL, [
+      record.deliveryId,
+      record.leaseToken,
+      record.state,
+      record.nextAttemptAt,
+      record.attemptedAt,
+      record.responseStatus,
+      record.error,
+      record.durationMs,
+      record.responseBody,
+      record.succeeded,
+      record.gone,
+      record.disableAfterFailures,
+    ]);
+    const [row] = updatedRows<{ enabled: boolean }>(result);
+    return row ? { webhookEnabled: row.enabled } : null;
+  }
+
+  /**
+   * Deletes up to `limit` settled deliveries (with their attempts) last touched more than
+   * `olderThanMs` ago; answers how many.
+   */
+  async purgeSettled(olderThanMs: number, limit: number): Promise<number> {
+    const [row] = await this.dataSource.query<Array<{ purged: number }>>(PURGE_SQL, [
+      limit,
+      olderThanMs,
+    ]);
+    return row?.purged ?? 0;
+  }
+}
+
+/** The rows of an UPDATE … RETURNING, which TypeORM answers as `[rows, affected]`. */
+function updatedRows<T>(result: unknown): T[] {
+  if (Array.isArray(result) && Array.isArray(result[0])) return result[0] as T[];
+  return Array.isArray(result) ? (result as T[]) : [];
+}

@@ -1,0 +1,56 @@
+import { purgeInBatches } from '@envoi/shared-database';
+import { type JobRun, PeriodicJob } from '@envoi/shared-jobs';
+import { Inbox } from '@envoi/shared-outbox';
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+
+import { WEBHOOKS_SCHEMA } from '../database/data-source-options';
+import { WebhooksConfig } from '../webhooks.config';
+import { DeliveriesRepository } from './deliveries.repository';
+
+/** Batches one run deletes at most, per table, before it waits for the next interval. */
+const MAX_PURGE_BATCHES_PER_RUN = 10;
+
+/**
+ * Keeps the engine's tables bounded: settled deliveries and their attempts go after
+ * WEBHOOK_DELIVERY_RETENTION_MS, handled event ids after PROCESSED_EVENTS_RETENTION_MS.
+ */
+@Injectable()
+export class RetentionPurgeService {
+  private readonly logger = new Logger(RetentionPurgeService.name);
+  private readonly inbox = new Inbox(WEBHOOKS_SCHEMA);
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly deliveries: DeliveriesRepository,
+    private readonly config: WebhooksConfig,
+  ) {}
+
+  @PeriodicJob<WebhooksConfig>({
+    name: 'webhook deliveries purge',
+    intervalMs: (config) => config.WEBHOOK_PURGE_INTERVAL_MS,
+  })
+  async purge(run: JobRun): Promise<void> {
+    const batch = this.config.WEBHOOK_PURGE_BATCH;
+    const bounds = {
+      batchSize: batch,
+      maxBatches: MAX_PURGE_BATCHES_PER_RUN,
+      stopped: () => run.stopping,
+    };
+    const deliveries = await purgeInBatches(
+      () => this.deliveries.purgeSettled(this.config.WEBHOOK_DELIVERY_RETENTION_MS, batch),
+      bounds,
+    );
+    if (deliveries > 0) this.logger.log(`purged ${deliveries} settled deliveries`);
+    await purgeInBatches(
+      () =>
+        this.inbox.purgeOlderThan(
+          this.dataSource,
+          this.config.PROCESSED_EVENTS_RETENTION_MS,
+          batch,
+        ),
+      bounds,
+    );
+  }
+}

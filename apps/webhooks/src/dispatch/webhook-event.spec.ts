@@ -1,0 +1,186 @@
+import { UnprocessableMessageError } from '@envoi/shared-nats';
+
+import { decodeWebhookEvent, webhookBody, withNanoseconds } from './webhook-event';
+import { missingFields, WEBHOOK_EVENT_DURABLES } from './webhook-event-sources';
+
+const ACCOUNT = '4cdd7bdd-294e-4762-892f-83d40abf5a87';
+const MESSAGE = {
+  account_id: ACCOUNT,
+  event: 'on_delivered',
+  from: 'Sender@Mail.Example.COM',
+  recipient: 'to@example.net',
+  subject: 'Hi',
+  message_id_header: '<m@example.com>',
+  id: 'b4c2f0a4-0c3e-4d8c-9a55-0f0e4d5c0a11',
+  status: 'Delivered',
+  recipients: [{ email: 'to@example.net', result: 'delivered' }],
+};
+
+describe('decodeWebhookEvent', () => {
+  it('keeps exactly the fields of webhooks.yaml, is_bot false for a message event', () => {
+    const event = decodeWebhookEvent({
+      id: 'evt-1',
+      type: 'message.delivered',
+      timestamp: '2026-05-06T09:49:16.687Z',
+      data: MESSAGE,
+    });
+    expect(event).toEqual({
+      id: 'evt-1',
+      type: 'message.delivered',
+      flag: 'on_delivered',
+      accountId: ACCOUNT,
+      domain: 'mail.example.com',
+      timestamp: '2026-05-06T09:49:16.687000000Z',
+      missing: [],
+      data: {
+        account_id: ACCOUNT,
+        event: 'on_delivered',
+        from: 'Sender@Mail.Example.COM',
+        recipient: 'to@example.net',
+        subject: 'Hi',
+        message_id_header: '<m@example.com>',
+        id: MESSAGE.id,
+        is_bot: false,
+      },
+    });
+  });
+
+  it('keeps the tracking fields of a click', () => {
+    const event = decodeWebhookEvent({
+      id: 'evt-2',
+      type: 'message.clicked',
+      timestamp: '2026-05-06T09:49:16Z',
+      data: {
+        ...MESSAGE,
+        event: 'on_clicked',
+        url: 'https://x.test/',
+        ip: '1.2.3.4',
+        user_agent: 'UA',
+        is_bot: true,
+      },
+    });
+    expect(Object.keys(event.data)).toEqual([
+      'account_id',
+      'event',
+      'from',
+      'recipient',
+      'subject',
+      'message_id_header',
+      'id',
+      'url',
+      'user_agent',
+      'ip',
+      'is_bot',
+    ]);
+    expect(event.data['is_bot']).toBe(true);
+    expect(event.timestamp).toBe('2026-05-06T09:49:16.000000000Z');
+  });
+
+  it.each([
+    [
+      'suppression.created',
+      { account_id: ACCOUNT, sending_domain: 'Example.com.' },
+      'on_suppression_created',
+      'example.com',
+    ],
+    [
+      'suppression.created',
+      { account_id: ACCOUNT, sending_domain: null },
+      'on_suppression_created',
+      null,
+    ],
+    [
+      'domain.dns_error',
+      { account_id: ACCOUNT, domain: 'dns.example' },
+      'on_dns_error',
+      'dns.example',
+    ],
+  ])('finds the domain of %s', (type, data, flag, domain) => {
+    const event = decodeWebhookEvent({ id: 'e', type, timestamp: '2026-05-06T09:49:16Z', data });
+    expect(event).toMatchObject({ flag, domain });
+  });
+
+  it.each([
+    ['not an object', 'x'],
+    ['no id', { type: 'message.delivered', timestamp: '2026-01-01T00:00:00Z', data: MESSAGE }],
+    [
+      'an unknown type',
+      { id: 'e', type: 'domain.deleted', timestamp: '2026-01-01T00:00:00Z', data: MESSAGE },
+    ],
+    [
+      'a bad timestamp',
+      { id: 'e', type: 'message.delivered', timestamp: 'yesterday', data: MESSAGE },
+    ],
+    [
+      'no account',
+      {
+        id: 'e',
+        type: 'message.delivered',
+        timestamp: '2026-01-01T00:00:00Z',
+        data: { ...MESSAGE, account_id: 'x' },
+      },
+    ],
+  ])('refuses %s as unprocessable', (_case, payload) => {
+    expect(() => decodeWebhookEvent(payload)).toThrow(UnprocessableMessageError);
+  });
+});
+
+describe('the payload', () => {
+  it('is {type, webhook_id, timestamp, data} in that order', () => {
+    const event = decodeWebhookEvent({
+      id: 'evt-1',
+      type: 'message.delivered',
+      timestamp: '2026-05-06T09:49:16.687Z',
+      data: MESSAGE,
+    });
+    expect(Object.keys(JSON.parse(webhookBody(event, 'w-1')) as object)).toEqual([
+      'type',
+      'webhook_id',
+      'timestamp',
+      'data',
+    ]);
+  });
+
+  it('keeps a null the event carries rather than leaving the field out', () => {
+    const event = decodeWebhookEvent({
+      id: 'e',
+      type: 'suppression.created',
+      timestamp: '2026-05-06T09:49:16Z',
+      data: { account_id: ACCOUNT, reason: null, sending_domain: null },
+    });
+    expect(event.data).toEqual({ account_id: ACCOUNT, reason: null, sending_domain: null });
+    expect(event.missing).toContain('reason');
+  });
+
+  it('writes timestamps with nanoseconds in UTC', () => {
+    expect(withNanoseconds('2026-05-06T09:49:16.687031577Z')).toBe(
+      '2026-05-06T09:49:16.687031577Z',
+    );
+    expect(withNanoseconds('2026-05-06T11:49:16.5+02:00')).toBe('2026-05-06T09:49:16.500000000Z');
+  });
+
+  it('names the required fields an event lacks', () => {
+    expect(missingFields('message.opened', MESSAGE)).toEqual(['user_agent', 'ip']);
+    expect(missingFields('message.delivered', MESSAGE)).toEqual([]);
+    expect(missingFields('suppression.created', { account_id: ACCOUNT, reason: null })).toEqual([
+      'recipient',
+      'created_at',
+      'expires_at',
+      'reason',
+      'sending_domain',
+    ]);
+  });
+
+  it('has one durable consumer per subject, two for message.suppressed', () => {
+    expect(Object.keys(WEBHOOK_EVENT_DURABLES)).toHaveLength(11);
+    expect(WEBHOOK_EVENT_DURABLES['webhooks-message-suppressed-at-accept']?.name).toBe(
+      'events.message.suppressed_at_accept.v1',
+    );
+    expect(WEBHOOK_EVENT_DURABLES['webhooks-message-transient-error']?.name).toBe(
+      'events.message.transient_error.v1',
+    );
+    expect(WEBHOOK_EVENT_DURABLES['webhooks-domain-dns-error']?.name).toBe(
+      'events.domain.dns_error.v1',
+    );
+  });
+});

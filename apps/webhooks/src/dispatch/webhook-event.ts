@@ -1,0 +1,80 @@
+import type { WebhookEventFlag, WebhookEventType } from '@envoi/contracts-webhooks';
+import { UnprocessableMessageError } from '@envoi/shared-nats';
+
+import {
+  flagOf,
+  isWebhookEventType,
+  missingFields,
+  WEBHOOK_EVENT_SOURCES,
+  webhookData,
+} from './webhook-event-sources';
+
+/** An event of the EVENTS stream as the fan-out needs it. */
+export interface WebhookEvent {
+  id: string;
+  type: WebhookEventType;
+  flag: WebhookEventFlag;
+  accountId: string;
+  /** Whose scoped webhooks receive it; null: only the account's global ones. */
+  domain: string | null;
+  /** RFC 3339 with nanoseconds. */
+  timestamp: string;
+  /** The payload's `data`. */
+  data: Record<string, unknown>;
+  /** Fields webhooks.yaml lists that the stream event lacks or leaves null. */
+  missing: string[];
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Turns a stream event's envelope into a WebhookEvent; throws for one no retry can help. */
+export function decodeWebhookEvent(payload: unknown): WebhookEvent {
+  if (!isRecord(payload)) throw new UnprocessableMessageError('the event is not an object');
+  const { id, type, timestamp, data } = payload;
+  if (typeof id !== 'string' || id === '' || id.length > 255) {
+    throw new UnprocessableMessageError('the event has no usable id');
+  }
+  if (!isWebhookEventType(type)) {
+    throw new UnprocessableMessageError(`not an event type webhooks receive: ${String(type)}`);
+  }
+  if (typeof timestamp !== 'string' || Number.isNaN(Date.parse(timestamp))) {
+    throw new UnprocessableMessageError('the event has no RFC 3339 timestamp');
+  }
+  if (!isRecord(data) || typeof data['account_id'] !== 'string' || !UUID.test(data['account_id'])) {
+    throw new UnprocessableMessageError('the event has no account_id');
+  }
+  return {
+    id,
+    type,
+    flag: flagOf(type),
+    accountId: data['account_id'],
+    domain: WEBHOOK_EVENT_SOURCES[type].domainOf(data),
+    timestamp: withNanoseconds(timestamp),
+    data: webhookData(type, data),
+    missing: missingFields(type, data),
+  };
+}
+
+/**
+ * The timestamp in UTC with nine fractional digits: the stream's own digits kept (padded with
+ * zeros), or the instant Date.parse reads when it carries an offset other than Z.
+ */
+export function withNanoseconds(timestamp: string): string {
+  const utc = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?Z$/i.exec(timestamp);
+  if (utc) return `${utc[1]}.${(utc[2] ?? '').padEnd(9, '0')}Z`;
+  return withNanoseconds(new Date(timestamp).toISOString());
+}
+
+/** The body every attempt sends to one webhook: `{type, webhook_id, timestamp, data}`. */
+export function webhookBody(event: WebhookEvent, webhookId: string): string {
+  return JSON.stringify({
+    type: event.type,
+    webhook_id: webhookId,
+    timestamp: event.timestamp,
+    data: event.data,
+  });
+}
