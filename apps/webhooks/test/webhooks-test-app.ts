@@ -21,6 +21,9 @@ export const SERVICE_SETTINGS = {
   WEBHOOK_LEASE_MS: '2000',
   WEBHOOK_PURGE_INTERVAL_MS: '200',
   SHUTDOWN_GRACE_MS: '500',
+  // The receivers are plain-http servers on loopback, which production refuses.
+  OUTBOUND_ALLOW_HTTP: 'true',
+  OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',
 };
 
 export interface TestWebhook {
