@@ -55,9 +55,4 @@ export class WebhooksConfig extends OutboxEventConsumerServiceEnv {
   @IntSetting(1, 10_000) WEBHOOK_PURGE_BATCH: number = 1_000;
   /** Settled deliveries (and their attempts) are kept this long after their last attempt. */
   @IntSetting(60_000, 365 * DAY_MS) WEBHOOK_DELIVERY_RETENTION_MS: number = 30 * DAY_MS;
-  /**
-   * How long handled event ids are remembered: longer than the EVENTS stream keeps events
-   * (7 days), so that no redelivery or replay outlives its record.
-   */
-  @IntSetting(60_000, 90 * DAY_MS) PROCESSED_EVENTS_RETENTION_MS: number = 8 * DAY_MS;
 }

@@ -1,12 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 
-import { type StreamSubject } from '@envoi/contracts-core';
+import { EVENTS_STREAM, type StreamSubject } from '@envoi/contracts-core';
 import { type WebhookEventFlag } from '@envoi/contracts-webhooks';
 import { connectNats } from '@envoi/shared-nats';
 import { type ChildHandle, IsolatedPlatform } from '@envoi/shared-testing';
 import type { NatsConnection } from 'nats';
 import { Client } from 'pg';
 
+import { WEBHOOK_EVENT_DURABLES } from '../src/dispatch/webhook-event-sources';
 import { WebhookSecretCipher } from '../src/webhooks/webhook-secret-cipher';
 import { WebhookReceiver } from './webhook-receiver';
 
@@ -161,12 +162,14 @@ export class WebhooksTestApp {
     return Object.fromEntries(rows.map((row) => [row.webhook_id, row.state]));
   }
 
-  async processed(eventId: string): Promise<boolean> {
-    const { rows } = await this.db.query(
-      'SELECT 1 FROM webhooks.processed_events WHERE event_id = $1',
-      [eventId],
-    );
-    return rows.length > 0;
+  /** Whether the fan-out has acknowledged every event published so far (all its durables). */
+  async eventsHandled(): Promise<boolean> {
+    const manager = await this.nats.jetstreamManager();
+    for (const durable of Object.keys(WEBHOOK_EVENT_DURABLES)) {
+      const info = await manager.consumers.info(EVENTS_STREAM, durable);
+      if (info.num_pending > 0 || info.num_ack_pending > 0) return false;
+    }
+    return true;
   }
 }
 

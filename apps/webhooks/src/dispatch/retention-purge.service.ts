@@ -1,11 +1,7 @@
 import { purgeInBatches } from '@envoi/shared-database';
 import { type JobRun, PeriodicJob } from '@envoi/shared-jobs';
-import { Inbox } from '@envoi/shared-outbox';
 import { Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 
-import { WEBHOOKS_SCHEMA } from '../database/data-source-options';
 import { WebhooksConfig } from '../webhooks.config';
 import { DeliveriesRepository } from './deliveries.repository';
 
@@ -14,15 +10,13 @@ const MAX_PURGE_BATCHES_PER_RUN = 10;
 
 /**
  * Keeps the engine's tables bounded: settled deliveries and their attempts go after
- * WEBHOOK_DELIVERY_RETENTION_MS, handled event ids after PROCESSED_EVENTS_RETENTION_MS.
+ * WEBHOOK_DELIVERY_RETENTION_MS.
  */
 @Injectable()
 export class RetentionPurgeService {
   private readonly logger = new Logger(RetentionPurgeService.name);
-  private readonly inbox = new Inbox(WEBHOOKS_SCHEMA);
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly deliveries: DeliveriesRepository,
     private readonly config: WebhooksConfig,
   ) {}
@@ -43,14 +37,5 @@ export class RetentionPurgeService {
       bounds,
     );
     if (deliveries > 0) this.logger.log(`purged ${deliveries} settled deliveries`);
-    await purgeInBatches(
-      () =>
-        this.inbox.purgeOlderThan(
-          this.dataSource,
-          this.config.PROCESSED_EVENTS_RETENTION_MS,
-          batch,
-        ),
-      bounds,
-    );
   }
 }
