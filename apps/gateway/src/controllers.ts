@@ -10,6 +10,7 @@ import { SubAccountApiKeysController } from './v2/sub-account-api-keys.controlle
 import { SubAccountsController } from './v2/sub-accounts.controller';
 import { SubAccountsUsageController } from './v2/sub-accounts-usage.controller';
 import { SuppressionsController } from './v2/suppressions.controller';
+import { WebhookDeliveriesController } from './v2/webhook-deliveries.controller';
 import { WebhooksController } from './v2/webhooks.controller';
 
 /** Every HTTP controller of the edge, in one list the route-policy test can inspect. */
@@ -25,6 +26,7 @@ export const GATEWAY_CONTROLLERS = [
   DomainsController,
   SuppressionsController,
   WebhooksController,
+  WebhookDeliveriesController,
   MessagesController,
   V1EmailController,
   TrackingController,

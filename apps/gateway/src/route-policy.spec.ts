@@ -30,6 +30,7 @@ const NON_IDEMPOTENT_POSTS = new Set([
   'POST /v2/accounts/:account_id/domains/:domain/check-dns',
   'POST /v2/accounts/:account_id/sub-accounts/:sub_account_id/suspend',
   'POST /v2/accounts/:account_id/sub-accounts/:sub_account_id/unsuspend',
+  'POST /v2/accounts/:account_id/webhooks/:webhook_id/deliveries/:delivery_id/retry',
   // v1 has no idempotency (spec 4.1).
   'POST /v1/email/send',
 ]);

@@ -2,6 +2,7 @@ import { ServiceKitModule } from '@envoi/shared-kit';
 import { type DynamicModule, Module } from '@nestjs/common';
 
 import { webhooksDataSourceOptions } from './database/data-source-options';
+import { DeliveriesApiModule } from './deliveries-api/deliveries-api.module';
 import { DispatchModule } from './dispatch/dispatch.module';
 import { WEBHOOK_EVENT_DURABLES } from './dispatch/webhook-event-sources';
 import { SERVICE_NAME, WebhooksConfig } from './webhooks.config';
@@ -25,6 +26,7 @@ export class AppModule {
         }),
         WebhooksModule,
         DispatchModule,
+        DeliveriesApiModule,
       ],
     };
   }

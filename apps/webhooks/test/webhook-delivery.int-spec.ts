@@ -8,28 +8,12 @@ import { findFreePort, pollUntil } from '@envoi/shared-testing';
 import { Webhook } from 'standardwebhooks';
 
 import type { ReceivedCall } from './webhook-receiver';
-import { newSecret, useWebhooksTestRig, type WebhooksTestApp } from './webhooks-test-app';
-
-function deliveredEvent(accountId: string, from: string) {
-  const id = randomUUID();
-  return {
-    id: randomUUID(),
-    type: 'message.delivered',
-    timestamp: new Date().toISOString(),
-    data: {
-      account_id: accountId,
-      event: 'on_delivered',
-      from,
-      recipient: 'to@example.net',
-      subject: 'Hello',
-      message_id_header: `<${id}@example.com>`,
-      id,
-      status: 'Delivered',
-      sandbox: false,
-      recipients: [{ email: 'to@example.net', result: 'delivered', remote_host: '', reply: '' }],
-    },
-  };
-}
+import {
+  deliveredEvent,
+  newSecret,
+  useWebhooksTestRig,
+  type WebhooksTestApp,
+} from './webhooks-test-app';
 
 /** The payload, after checking the call's signature with the standardwebhooks package. */
 function verified(call: ReceivedCall, secret: string): Record<string, unknown> {

@@ -173,6 +173,28 @@ export class WebhooksTestApp {
   }
 }
 
+/** A message.delivered event of the stream, as the delivery service publishes it. */
+export function deliveredEvent(accountId: string, from: string) {
+  const id = randomUUID();
+  return {
+    id: randomUUID(),
+    type: 'message.delivered',
+    timestamp: new Date().toISOString(),
+    data: {
+      account_id: accountId,
+      event: 'on_delivered',
+      from,
+      recipient: 'to@example.net',
+      subject: 'Hello',
+      message_id_header: `<${id}@example.com>`,
+      id,
+      status: 'Delivered',
+      sandbox: false,
+      recipients: [{ email: 'to@example.net', result: 'delivered', remote_host: '', reply: '' }],
+    },
+  };
+}
+
 export function newSecret(): string {
   return `envoi-whsec-${randomBytes(24).toString('base64url')}`;
 }

@@ -44,6 +44,7 @@ interface Tenant {
   messageId: string;
   suppressedEmail: string;
   webhookId: string;
+  webhookDeliveryId: string;
 }
 
 async function provision(session: AccountSession, parent: AccountSession): Promise<Tenant> {
@@ -66,7 +67,15 @@ async function provision(session: AccountSession, parent: AccountSession): Promi
     url: 'https://hooks.example.net/in',
     scope: 'scoped',
     domains: [domain],
+    // Disabled: its sample delivery below stays pending, never sent.
+    enabled: false,
   });
+  // Beyond the reference contract (README, webhook deliveries).
+  const triggered = await session.api.post<{ data: { id: string }[] }>(
+    session.path(`/webhooks/${webhook.body.id}/trigger`),
+    { events: ['message.delivered'] },
+    { contract: 'skip' },
+  );
   const sent = await session.api.post<{ data: { id: string }[] }>(session.path('/messages'), {
     from: { email: `app@${domain}` },
     recipients: [{ email: `r-${randomUUID().slice(0, 8)}@example.net` }],
@@ -78,6 +87,7 @@ async function provision(session: AccountSession, parent: AccountSession): Promi
     ['member', member, 201],
     ['suppression', suppression, 201],
     ['webhook', webhook, 201],
+    ['webhook trigger', triggered, 202],
     ['message', sent, 202],
   ] as const) {
     if (response.status !== status) throw new Error(`${what}: ${response.status} ${response.text}`);
@@ -90,6 +100,7 @@ async function provision(session: AccountSession, parent: AccountSession): Promi
     messageId: sent.body.data[0]?.id ?? '',
     suppressedEmail,
     webhookId: webhook.body.id,
+    webhookDeliveryId: triggered.body.data[0]?.id ?? '',
   };
 }
 
@@ -102,6 +113,7 @@ function identifiers(tenant: Tenant): string[] {
     tenant.messageId.replace(/^<|>$/g, '').split('@')[0] ?? '',
     tenant.suppressedEmail,
     tenant.webhookId,
+    tenant.webhookDeliveryId,
   ];
 }
 
@@ -115,6 +127,7 @@ function concretePath(route: DeclaredRoute, accountId: string, victim: Tenant): 
     domain: victim.domain,
     message_id: encodeURIComponent(victim.messageId),
     webhook_id: victim.webhookId,
+    delivery_id: victim.webhookDeliveryId,
   };
   const filled = route.path.replace(/:([a-z_]+)/g, (_, name: string) => {
     const value = values[name];

@@ -19,5 +19,6 @@ import { GuardedWebhookTransport, WebhookTransport } from './webhook-transport';
     RetentionPurgeService,
     { provide: WebhookTransport, useClass: GuardedWebhookTransport },
   ],
+  exports: [DeliveriesRepository],
 })
 export class DispatchModule {}

@@ -1,3 +1,4 @@
+import { WEBHOOK_DELIVERY_STATES, type WebhookDeliveryState } from '@envoi/contracts-webhooks';
 import {
   Column,
   CreateDateColumn,
@@ -11,8 +12,8 @@ import {
 
 import { WebhookEntity } from '../webhooks/webhook.entity';
 
-export const DELIVERY_STATES = ['pending', 'delivered', 'given_up'] as const;
-export type DeliveryState = (typeof DELIVERY_STATES)[number];
+export const DELIVERY_STATES = WEBHOOK_DELIVERY_STATES;
+export type DeliveryState = WebhookDeliveryState;
 
 /** One event to send to one endpoint: written with the event's fan-out, once per pair. */
 @Entity({ name: 'webhook_deliveries' })

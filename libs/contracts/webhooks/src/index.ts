@@ -1,3 +1,4 @@
+export * from './deliveries';
 export * from './errors';
 export * from './records';
 export * from './requests';
