@@ -170,6 +170,22 @@ export function perUnit(
 }
 
 /**
+ * Node flags for a profiled delivery process. BENCH_PROFILE_DELIVERY=cpu: a --cpu-prof profile
+ * (written when the process exits after SIGTERM; every native call is charged to its JS caller);
+ * otherwise a V8 tick log written as it runs (`node --prof-process`; native code in the node
+ * binary shows as unaccounted).
+ */
+function profileFlags(profileDir: string, name: string): string[] {
+  if (process.env['BENCH_PROFILE_DELIVERY'] === 'cpu') {
+    return ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}.cpuprofile`];
+  }
+  return [
+    '--prof',
+    '--no-logfile-per-isolate',
+    `--logfile=${path.join(profileDir, `${name}.v8.log`)}`,
+  ];
+}
+/**
  * The delivery service: the platform's process until stop(), then the ones start() runs with
  * the platform's environment and arguments (optionally with `--cpu-prof`).
  */
@@ -209,14 +225,7 @@ export class DeliveryControl {
       process.execPath,
       [
         '--enable-source-maps',
-        // A V8 tick log, written as it runs (a --cpu-prof profile needs a clean exit).
-        ...(this.profileDir
-          ? [
-              '--prof',
-              '--no-logfile-per-isolate',
-              `--logfile=${path.join(this.profileDir, `${name}.v8.log`)}`,
-            ]
-          : []),
+        ...(this.profileDir ? profileFlags(this.profileDir, name) : []),
         path.join(this.root, 'dist', 'apps', 'delivery', 'src', 'main.js'),
       ],
       {

@@ -952,7 +952,8 @@ function deliveryTargets(
 
 runBenchmark('delivery-throughput', async ({ root, dataDir, stoppers, signal, log, keepData }) => {
   // BENCH_PROFILE_DELIVERY=1: the restarted delivery process writes a V8 tick log
-  // (`node --prof-process <dataDir>/profiles/delivery-2.v8.log`), kept with the data.
+  // (`node --prof-process <dataDir>/profiles/delivery-2.v8.log`); =cpu: a --cpu-prof profile
+  // (<dataDir>/profiles/delivery-2.cpuprofile). Kept with the data.
   const profileDir =
     process.env['BENCH_PROFILE_DELIVERY'] === undefined ? null : path.join(dataDir, 'profiles');
   if (profileDir !== null) keepData();

@@ -1,8 +1,7 @@
 import type { KeyObject } from 'node:crypto';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 
-import DKIM from 'nodemailer/lib/dkim';
-
+import { dkimSigned } from './dkim-signature';
 import type { MailHost } from './mx-resolver';
 import { SmtpAbortedError, type SmtpEndpoint, type SmtpEnvelope, type SmtpPool } from './smtp-pool';
 import { formatSmtpReply, parseSmtpReply, type SmtpReply } from './smtp-reply';
@@ -142,13 +141,19 @@ export class SmtpSender {
     signal: AbortSignal,
     gate?: SessionGate,
   ): Promise<SendResult> {
+    // Signed once for every address tried.
+    const data = await dkimSigned(message.raw, {
+      ...message.dkim,
+      headerFieldNames: DKIM_SIGNED_HEADERS,
+    });
     let tried = 0;
     let last: { host: string; reply: string } = { host: '', reply: 'no address to try' };
     for (const { host, addresses } of hosts) {
       for (const address of addresses) {
         if (tried >= this.options.maxAddresses) return { kind: 'transient', ...last };
         tried++;
-        const outcome = await this.sendTo({ address, host, plain: false }, message, signal, gate);
+        const endpoint = { address, host, plain: false };
+        const outcome = await this.sendTo(endpoint, message.envelope, data, signal, gate);
         if (outcome.kind !== 'next') return outcome;
         last = { host, reply: outcome.reply };
       }
@@ -159,7 +164,8 @@ export class SmtpSender {
   /** One address: a final result, or `next` (nothing was sent; try the next address). */
   private async sendTo(
     first: SmtpEndpoint,
-    message: OutboundMessage,
+    envelope: SmtpEnvelope,
+    data: Buffer,
     attemptSignal: AbortSignal,
     gate: SessionGate | undefined,
   ): Promise<SendResult | { kind: 'next'; reply: string }> {
@@ -195,9 +201,9 @@ export class SmtpSender {
         session.done();
         return { kind: 'aborted', host: endpoint.host, dataSent: false };
       }
-      const stream = session.watch(signed(message));
+      const stream = session.watch(Readable.from([data], { objectMode: false }));
       try {
-        const info = await this.pool.send(leased, message.envelope, stream, signal);
+        const info = await this.pool.send(leased, envelope, stream, signal);
         this.pool.giveBack(leased, true);
         const reply = parseSmtpReply(info.response);
         return {
@@ -266,14 +272,4 @@ export function sessionSignal(
     watch,
     done: () => beforeData.removeEventListener('abort', onStop),
   };
-}
-
-function signed(message: OutboundMessage): Readable {
-  const dkim = new DKIM({
-    domainName: message.dkim.domainName,
-    keySelector: message.dkim.keySelector,
-    privateKey: message.dkim.privateKey,
-    headerFieldNames: DKIM_SIGNED_HEADERS,
-  });
-  return dkim.sign(message.raw);
 }
