@@ -4,10 +4,10 @@ import { DeliveryStreamSubjects } from '@envoi/contracts-delivery';
 import { DomainsStreamSubjects } from '@envoi/contracts-domains';
 import { SuppressionsStreamSubjects } from '@envoi/contracts-suppressions';
 import { WEBHOOK_EVENT_FLAGS } from '@envoi/contracts-webhooks';
+import type { ReceivedCall } from '@envoi/shared-testing';
 import { findFreePort, pollUntil } from '@envoi/shared-testing';
 import { Webhook } from 'standardwebhooks';
 
-import type { ReceivedCall } from './webhook-receiver';
 import {
   deliveredEvent,
   newSecret,

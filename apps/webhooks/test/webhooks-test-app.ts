@@ -4,12 +4,12 @@ import { EVENTS_STREAM, type StreamSubject } from '@envoi/contracts-core';
 import { type WebhookEventFlag } from '@envoi/contracts-webhooks';
 import { connectNats } from '@envoi/shared-nats';
 import { type ChildHandle, IsolatedPlatform } from '@envoi/shared-testing';
+import { WebhookReceiver } from '@envoi/shared-testing';
 import type { NatsConnection } from 'nats';
 import { Client } from 'pg';
 
 import { WEBHOOK_EVENT_DURABLES } from '../src/dispatch/webhook-event-sources';
 import { WebhookSecretCipher } from '../src/webhooks/webhook-secret-cipher';
-import { WebhookReceiver } from './webhook-receiver';
 
 /** Compressed time: 3 attempts 10 and 160 ms apart, a 1.5 s timeout, 2.5 s leases. */
 export const SERVICE_SETTINGS = {

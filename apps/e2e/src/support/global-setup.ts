@@ -52,11 +52,16 @@ export default async function globalSetup(): Promise<void> {
         API_KEY_USAGE_FLUSH_MS: '500',
         DNS_SERVERS: dns.address,
         DNS_TIMEOUT_MS: '1000',
+        // Every check-dns looks again (a spec breaks a domain seconds after verifying it).
+        DNS_CHECK_CACHE_MS: '0',
         SMTP_OUTBOUND_PORT: String(smtpPort),
         // Retries in seconds, not hours, so deferrals resolve within a test.
         RETRY_SCHEDULE_MS: '500,1000,2000',
         // Held mail of a suspended account goes out within a fraction of a second of unsuspension.
         DELIVERY_SUSPENDED_RECHECK_MS: '300',
+        // Webhook retries 5 ms × n⁴ apart (all 6 attempts within ~5 s), a hung endpoint fails in 2 s.
+        WEBHOOK_RETRY_BASE_MS: '5',
+        WEBHOOK_TIMEOUT_MS: '2000',
       },
     });
   } catch (error) {

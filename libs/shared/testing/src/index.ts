@@ -5,5 +5,6 @@ export * from './poll-until';
 export * from './service-harness';
 export * from './smtp-sink';
 export * from './webhook-payloads';
+export * from './webhook-receiver';
 // Apps' tests take free loopback ports too, and apps cannot import shared-infra.
 export { findFreePort } from '@envoi/shared-infra';

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 /** One request an endpoint of the receiver got. */
 export interface ReceivedCall {
   endpoint: string;
+  method: string;
   headers: Record<string, string>;
   body: string;
   receivedAt: number;
@@ -69,6 +70,7 @@ export class WebhookReceiver {
       const index = this.callsTo(endpoint).length;
       this.calls.push({
         endpoint,
+        method: request.method ?? '',
         headers: Object.fromEntries(
           Object.entries(request.headers).map(([name, value]) => [name, String(value)]),
         ),
