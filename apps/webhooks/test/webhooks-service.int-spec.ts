@@ -14,8 +14,6 @@ import type { NatsConnection } from 'nats';
 import { DataSource } from 'typeorm';
 
 import { webhooksDataSourceOptions } from '../src/database/data-source-options';
-import { WebhookSecretCipher } from '../src/webhooks/webhook-secret-cipher';
-import { WebhooksRepository } from '../src/webhooks/webhooks.repository';
 
 const SECRET_KEY = randomBytes(32).toString('hex');
 
@@ -321,34 +319,6 @@ describe('webhooks service', () => {
         [created.id],
       );
       expect(row?.count).toBe(0);
-    });
-  });
-
-  describe('WebhooksRepository.findSubscribers', () => {
-    it('finds the enabled webhooks with the flag for the domain, with their secrets', async () => {
-      const { accountId, domains } = await accountWithDomains(2);
-      const global = await create(accountId, { on_delivered: true });
-      const ofFirst = await create(accountId, {
-        scope: 'scoped',
-        domains: [domains[0]],
-        on_delivered: true,
-      });
-      await create(accountId, { scope: 'scoped', domains: [domains[1]], on_delivered: true });
-      await create(accountId, { on_delivered: true, enabled: false });
-      await create(accountId, { on_failed: true });
-      await create(randomUUID(), { on_delivered: true });
-      const repository = new WebhooksRepository(db(), new WebhookSecretCipher(SECRET_KEY));
-
-      const subscribers = await repository.findSubscribers(accountId, domains[0], 'on_delivered');
-      expect(subscribers.map((s) => [s.webhook.id, s.secret])).toEqual([
-        [global.id, global.secret],
-        [ofFirst.id, ofFirst.secret],
-      ]);
-      const accountWide = await repository.findSubscribers(accountId, null, 'on_delivered');
-      expect(accountWide.map((s) => s.webhook.id)).toEqual([global.id]);
-      await expect(repository.findSubscribers(accountId, domains[0], 'on_opened')).resolves.toEqual(
-        [],
-      );
     });
   });
 

@@ -1,6 +1,7 @@
 import {
   type AccountRecord,
   AccountRef,
+  type AccountSendingRecord,
   AccountsSubjects,
   CreateAccountRequest,
   type CreatedAccount,
@@ -23,6 +24,11 @@ export class AccountsController {
   @MessagePattern(AccountsSubjects.getAccount.name)
   get(@Payload() request: AccountRef): Promise<AccountRecord> {
     return this.accounts.get(request.account_id);
+  }
+
+  @MessagePattern(AccountsSubjects.getSendingSettings.name)
+  sendingSettings(@Payload() request: AccountRef): Promise<AccountSendingRecord> {
+    return this.accounts.sendingSettings(request.account_id);
   }
 
   @MessagePattern(AccountsSubjects.updateAccount.name)

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 
 import {
   type AccountRecord,
+  type AccountSendingRecord,
   type CreateAccountRequest,
   type CreatedAccount,
   type UpdateAccountBody,
@@ -97,6 +98,19 @@ export class AccountsService {
 
   async get(accountId: string): Promise<AccountRecord> {
     return toAccountRecord(await requireAccount(this.accounts, accountId));
+  }
+
+  /** What accepting a send needs of the account (messages service). */
+  async sendingSettings(accountId: string): Promise<AccountSendingRecord> {
+    const account = await requireAccount(this.accounts, accountId);
+    return {
+      account_id: account.id,
+      track_opens: account.trackOpens,
+      track_clicks: account.trackClicks,
+      message_metadata_retention: account.messageMetadataRetention,
+      message_data_retention: account.messageDataRetention,
+      monthly_credit: account.monthlyCredit,
+    };
   }
 
   /** Applies the provided fields and returns the account as it is after the update. */

@@ -92,15 +92,6 @@ export class ReceptionCountsRepository {
     return row?.purged ?? 0;
   }
 
-  /** The account's monthly credit (0: no cap); undefined when there is no such account. */
-  async monthlyCredit(accountId: string): Promise<number | undefined> {
-    const [row] = await this.dataSource.query<Array<{ monthly_credit: number }>>(
-      'SELECT monthly_credit FROM accounts.accounts WHERE id = $1',
-      [accountId],
-    );
-    return row?.monthly_credit;
-  }
-
   /** The account (first) and its children, deleted or not, with their counts of the period. */
   async periodUsage(accountId: string, period: string): Promise<AccountReceptions[]> {
     const rows = await this.dataSource.query<

@@ -1,5 +1,4 @@
 import {
-  type AccountCreditRecord,
   AccountRef,
   AccountsSubjects,
   type SubAccountsUsageRecord,
@@ -16,10 +15,5 @@ export class UsageController {
   @MessagePattern(AccountsSubjects.getSubAccountsUsage.name)
   report(@Payload() request: AccountRef): Promise<SubAccountsUsageRecord> {
     return this.usage.report(request.account_id);
-  }
-
-  @MessagePattern(AccountsSubjects.getAccountCredit.name)
-  credit(@Payload() request: AccountRef): Promise<AccountCreditRecord> {
-    return this.usage.credit(request.account_id);
   }
 }

@@ -1,8 +1,4 @@
-import type {
-  AccountCreditRecord,
-  SubAccountsUsageRecord,
-  UsageBucket,
-} from '@envoi/contracts-accounts';
+import type { SubAccountsUsageRecord, UsageBucket } from '@envoi/contracts-accounts';
 import { Injectable } from '@nestjs/common';
 
 import { AccountsConfig } from '../accounts.config';
@@ -31,13 +27,6 @@ export class UsageService {
     private readonly counts: ReceptionCountsRepository,
     private readonly config: AccountsConfig,
   ) {}
-
-  /** The cap the messages service enforces at accept. */
-  async credit(accountId: string): Promise<AccountCreditRecord> {
-    const monthlyCredit = await this.counts.monthlyCredit(accountId);
-    if (monthlyCredit === undefined) throw AccountsException.notFound();
-    return { account_id: accountId, monthly_credit: monthlyCredit };
-  }
 
   async report(accountId: string, now = new Date()): Promise<SubAccountsUsageRecord> {
     const period = billingPeriodOf(now);

@@ -156,6 +156,28 @@ export function accountsSuite(getApp: () => AccountsTestApp): void {
       });
     });
 
+    describe('getSendingSettings', () => {
+      it("answers the account's sending defaults and its monthly credit in one reply", async () => {
+        const { account } = await app.createAccount();
+        await expect(
+          app.rpc.request(AccountsSubjects.getSendingSettings, { account_id: account.id }),
+        ).resolves.toEqual({
+          account_id: account.id,
+          track_opens: account.track_opens,
+          track_clicks: account.track_clicks,
+          message_metadata_retention: account.message_metadata_retention,
+          message_data_retention: account.message_data_retention,
+          monthly_credit: 0,
+        });
+      });
+
+      it('answers account_not_found for an unknown account', async () => {
+        await expect(
+          app.rpc.request(AccountsSubjects.getSendingSettings, { account_id: UNKNOWN_ID }),
+        ).rejects.toMatchObject({ code: AccountsErrorCode.AccountNotFound });
+      });
+    });
+
     describe('updateAccount', () => {
       it('applies only the provided fields and returns the record after the update', async () => {
         const { account } = await app.createAccount({ name: 'Before' });

@@ -57,6 +57,16 @@ describe('AccountStatusCache', () => {
     expect(calls).toHaveLength(2);
   });
 
+  it('answers both lookups of an account forgotten and asked again within one turn', async () => {
+    const { calls, lookup } = fakeLookup(new Map([[A, 'suspended']]));
+    const cache = new AccountStatusCache(lookup, 60_000);
+    const first = cache.statusOf(A);
+    cache.forget(A);
+    const second = cache.statusOf(A);
+    await expect(Promise.all([first, second])).resolves.toEqual(['suspended', 'suspended']);
+    expect(calls).toEqual([[A]]);
+  });
+
   it('fails every waiter of a failed lookup and keeps nothing', async () => {
     let fail = true;
     const cache = new AccountStatusCache(

@@ -11,7 +11,11 @@ import {
 import type { ApiResponse, KeyClient } from '../support/api-client';
 import { createVerifiedDomain } from '../support/domains';
 
-/** The gateway's own route table, read from the compiled gateway so new routes are covered. */
+/**
+ * The gateway's own route table, read from the compiled gateway so new routes are covered. It is
+ * required synchronously (the tests are generated from it at collection time) and by path: the
+ * e2e project may not import another app's sources.
+ */
 interface DeclaredRoute {
   name: string;
   method: string;

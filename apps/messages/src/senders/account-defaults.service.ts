@@ -30,12 +30,11 @@ export class AccountDefaultsService {
     return this.cache.get(
       accountId,
       async () => {
-        const [account, credit] = await Promise.all([
-          this.rpc.request(AccountsSubjects.getAccount, { account_id: accountId }),
-          this.rpc.request(AccountsSubjects.getAccountCredit, { account_id: accountId }),
-        ]);
+        const account = await this.rpc.request(AccountsSubjects.getSendingSettings, {
+          account_id: accountId,
+        });
         return {
-          monthlyCredit: credit.monthly_credit,
+          monthlyCredit: account.monthly_credit,
           trackOpens: account.track_opens,
           trackClicks: account.track_clicks,
           metadataDays: account.message_metadata_retention,

@@ -9,18 +9,11 @@ import { WebhookEntity } from './webhook.entity';
 import { WebhookDomainEntity } from './webhook-domain.entity';
 import { FLAG_PROPERTIES } from './webhook-flags';
 import type { WebhookTarget } from './webhook-rules';
-import { WebhookSecretCipher } from './webhook-secret-cipher';
 
 /** A stored webhook with the domains it is linked to (`[]` for a global one). */
 export interface StoredWebhook {
   webhook: WebhookEntity;
   domains: string[];
-}
-
-/** An enabled webhook subscribed to an event, with its signing secret opened. */
-export interface WebhookSubscriber {
-  webhook: WebhookEntity;
-  secret: string;
 }
 
 type FlagProperty = (typeof FLAG_PROPERTIES)[WebhookEventFlag];
@@ -55,10 +48,7 @@ function restrictToDomains(
 /** The statements on webhooks.webhooks and webhooks.webhook_domains. */
 @Injectable()
 export class WebhooksRepository {
-  constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly secrets: WebhookSecretCipher,
-  ) {}
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** The account's webhooks matching the filters, newest first, with their domains. */
   async page(
@@ -150,33 +140,6 @@ export class WebhooksRepository {
       await manager.delete(WebhookEntity, { id: webhookId });
       return true;
     });
-  }
-
-  /**
-   * The enabled webhooks of the account with `flag` on that receive an event of `domain`: every
-   * global one, and the scoped ones linked to it (`domain` null: global ones only), each with its
-   * signing secret decrypted.
-   */
-  async findSubscribers(
-    accountId: string,
-    domain: string | null,
-    flag: WebhookEventFlag,
-  ): Promise<WebhookSubscriber[]> {
-    const query = this.dataSource.manager
-      .createQueryBuilder(WebhookEntity, 'webhook')
-      .where('webhook.accountId = :accountId', { accountId })
-      .andWhere('webhook.enabled = true')
-      .andWhere(`webhook.${FLAG_PROPERTIES[flag]} = true`);
-    if (domain === null) query.andWhere(`webhook.scope = 'global'`);
-    else {
-      query.andWhere(
-        `(webhook.scope = 'global' OR EXISTS (SELECT 1 FROM webhooks.webhook_domains d
-          WHERE d.webhook_id = webhook.id AND d.account_id = :accountId AND d.domain = :domain))`,
-        { domain },
-      );
-    }
-    const webhooks = await query.orderBy('webhook.seq', 'ASC').getMany();
-    return webhooks.map((webhook) => ({ webhook, secret: this.secrets.open(webhook) }));
   }
 
   /** The webhook as stored, domains in the order every read answers them. */

@@ -68,9 +68,14 @@ export interface SubAccountsUsageRecord {
   total: UsageBucket;
 }
 
-/** Internal (messages service): an account's cap on messages per billing period; 0 = none. */
-export interface AccountCreditRecord {
+/** Internal (messages service): what accepting a send needs of its account, in one answer. */
+export interface AccountSendingRecord {
   account_id: string;
+  track_opens: boolean;
+  track_clicks: boolean;
+  message_metadata_retention: number;
+  message_data_retention: number;
+  /** The cap on messages per billing period, enforced at accept; 0 = none. */
   monthly_credit: number;
 }
 

@@ -23,7 +23,7 @@ import type {
   VerifyApiKeyRequest,
 } from './requests';
 import type {
-  AccountCreditRecord,
+  AccountSendingRecord,
   AccountStatusChangedEvent,
   AccountStatusesRecord,
   AccountStatusesRequest,
@@ -87,8 +87,10 @@ export const AccountsSubjects = {
   getSubAccountsUsage: requestSubject<AccountRef, SubAccountsUsageRecord>(
     'accounts.sub-account.usage.v1',
   ),
-  /** Internal (messages service): the account's monthly credit, enforced at accept. */
-  getAccountCredit: requestSubject<AccountRef, AccountCreditRecord>('accounts.account.credit.v1'),
+  /** Internal (messages service): the account's sending defaults and monthly credit. */
+  getSendingSettings: requestSubject<AccountRef, AccountSendingRecord>(
+    'accounts.account.sending-settings.v1',
+  ),
 
   listSubAccountApiKeys: requestSubject<ListSubAccountApiKeysRequest, Page<ApiKeyRecord>>(
     'accounts.sub-account-api-key.list.v1',
