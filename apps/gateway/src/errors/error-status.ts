@@ -34,6 +34,10 @@ const STATUS_BY_CODE: { readonly [Code in ServiceErrorCode]: number } = {
   [AccountsErrorCode.DomainNotOwned]: 400,
   [AccountsErrorCode.SubAccountNotFound]: 404,
   [AccountsErrorCode.NotAParentAccount]: 403,
+  [AccountsErrorCode.SmtpCredentialNotFound]: 404,
+  // Raised only towards the smtp edge; an HTTP caller never sees these.
+  [AccountsErrorCode.SmtpLoginInvalid]: 401,
+  [AccountsErrorCode.SmtpLoginThrottled]: 429,
 
   [DomainsErrorCode.DomainNotFound]: 404,
   [DomainsErrorCode.DomainAlreadyExists]: 409,
@@ -62,6 +66,11 @@ const STATUS_BY_CODE: { readonly [Code in ServiceErrorCode]: number } = {
   [MessagesErrorCode.UploadUnavailable]: 503,
   [MessagesErrorCode.IdempotencyKeyReused]: 422,
   [MessagesErrorCode.TrackingNotFound]: 404,
+  // Raised only towards the smtp edge, which maps them to SMTP replies.
+  [MessagesErrorCode.SubmissionMalformed]: 400,
+  [MessagesErrorCode.SubmissionControlHeaderInvalid]: 400,
+  [MessagesErrorCode.SubmissionSenderNotAllowed]: 403,
+  [MessagesErrorCode.SubmissionAccountDisabled]: 403,
 
   [WebhooksErrorCode.NotFound]: 404,
   [WebhooksErrorCode.InvalidUrl]: 400,

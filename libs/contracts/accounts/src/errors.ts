@@ -15,4 +15,9 @@ export enum AccountsErrorCode {
   SubAccountNotFound = 'accounts.sub_account_not_found',
   /** Only a top-level account has sub-accounts. */
   NotAParentAccount = 'accounts.not_a_parent_account',
+  SmtpCredentialNotFound = 'accounts.smtp_credential_not_found',
+  /** Wrong password, unknown username or deleted credential: deliberately indistinguishable. */
+  SmtpLoginInvalid = 'accounts.smtp_login_invalid',
+  /** Too many failed logins from this address or for this username: try again later. */
+  SmtpLoginThrottled = 'accounts.smtp_login_throttled',
 }

@@ -23,6 +23,16 @@ import type {
   VerifyApiKeyRequest,
 } from './requests';
 import type {
+  CreatedSmtpCredentialRecord,
+  CreateSmtpCredentialRequest,
+  ListSmtpCredentialsRequest,
+  SmtpCredentialChangedEvent,
+  SmtpCredentialRecord,
+  SmtpCredentialRef,
+  VerifiedSmtpLogin,
+  VerifySmtpLoginRequest,
+} from './smtp-credentials';
+import type {
   AccountSendingRecord,
   AccountStatusChangedEvent,
   AccountStatusesRecord,
@@ -122,6 +132,30 @@ export const AccountsSubjects = {
   /** Broadcast to every replica of every service (no queue group). */
   accountStatusChanged: eventSubject<AccountStatusChangedEvent>(
     'accounts.account.status-changed.v1',
+  ),
+
+  listSmtpCredentials: requestSubject<ListSmtpCredentialsRequest, Page<SmtpCredentialRecord>>(
+    'accounts.smtp-credential.list.v1',
+  ),
+  createSmtpCredential: requestSubject<CreateSmtpCredentialRequest, CreatedSmtpCredentialRecord>(
+    'accounts.smtp-credential.create.v1',
+  ),
+  getSmtpCredential: requestSubject<SmtpCredentialRef, SmtpCredentialRecord>(
+    'accounts.smtp-credential.get.v1',
+  ),
+  deleteSmtpCredential: requestSubject<SmtpCredentialRef, MessageResponse>(
+    'accounts.smtp-credential.delete.v1',
+  ),
+  /**
+   * The smtp edge's AUTH check. A wrong password, an unknown username and a deleted credential
+   * all answer the same `accounts.smtp_login_invalid` error.
+   */
+  verifySmtpLogin: requestSubject<VerifySmtpLoginRequest, VerifiedSmtpLogin>(
+    'accounts.smtp-credential.verify.v1',
+  ),
+  /** Broadcast to every smtp replica (no queue group): a credential was created or deleted. */
+  smtpCredentialChanged: eventSubject<SmtpCredentialChangedEvent>(
+    'accounts.smtp-credential.changed.v1',
   ),
 
   /** Broadcast to every gateway replica (no queue group): drop cached verifications of the key. */

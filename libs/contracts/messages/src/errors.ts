@@ -18,4 +18,12 @@ export enum MessagesErrorCode {
   IdempotencyKeyReused = 'messages.idempotency_key_reused',
   /** A tracking token that is not Envoi's, was altered, or whose message or link is gone. */
   TrackingNotFound = 'messages.tracking_not_found',
+  /** An SMTP submission that is not a parseable message, or has no usable From header (552). */
+  SubmissionMalformed = 'messages.submission_malformed',
+  /** A control header (platform notes 3.2) with a value outside its rule (the message names it). */
+  SubmissionControlHeaderInvalid = 'messages.submission_control_header_invalid',
+  /** The From header is outside the credential's domains or not a verified domain (the 2.10 text). */
+  SubmissionSenderNotAllowed = 'messages.submission_sender_not_allowed',
+  /** The account cannot send now: not active, or its monthly credit is used up (521). */
+  SubmissionAccountDisabled = 'messages.submission_account_disabled',
 }

@@ -4,5 +4,6 @@ export * from './limits';
 export * from './records';
 export * from './requests';
 export * from './subjects';
+export * from './submissions';
 export * from './tracking';
 export * from './v1';

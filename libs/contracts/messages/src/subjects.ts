@@ -22,6 +22,7 @@ import type {
   ListMessagesRequest,
   MessageRef,
 } from './requests';
+import type { AcceptSubmissionRequest, AcceptSubmissionResult } from './submissions';
 import type {
   MessageClickedEvent,
   MessageOpenedEvent,
@@ -38,6 +39,10 @@ export const MessagesSubjects = {
   /** Accepts one message to to/cc/bcc together. */
   createConversation: requestSubject<CreateConversationRequest, CreateMessageResult>(
     'messages.conversation.create.v1',
+  ),
+  /** Accepts one SMTP DATA transaction from the submission server: one message per recipient. */
+  acceptSubmission: requestSubject<AcceptSubmissionRequest, AcceptSubmissionResult>(
+    'messages.submission.accept.v1',
   ),
   listMessages: requestSubject<ListMessagesRequest, Page<MessageSummaryRecord>>(
     'messages.message.list.v1',
