@@ -1,8 +1,8 @@
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 
-import { READY_SIGNAL } from '@envoi/shared-observability';
 import { createTransport } from 'nodemailer';
 
+import { type PoolOutcome, runPool, serveBareRuns } from './bare-process-child';
 import {
   BARE_RESULT,
   BARE_RUN,
@@ -37,34 +37,20 @@ function messageFrom(template: string, label: string): string {
   return template.replace(/^Message-ID:[^\r\n]*(\r?\n[ \t][^\r\n]*)*/im, `Message-ID: <${label}>`);
 }
 
-async function sendAll(
+function sendAll(
   request: BareRunRequest,
   phase: 'w' | 'm',
   count: number,
   transport: ReturnType<typeof createTransport>,
   deadline: AbortSignal,
-): Promise<{ errors: number; firstError: string | null }> {
-  let next = 0;
-  let errors = 0;
-  let firstError: string | null = null;
-  const worker = async () => {
-    while (next < count && !deadline.aborted) {
-      const index = next++;
-      const to = `${request.recipientPrefix}${phase}${index}@${request.recipientDomain}`;
-      try {
-        await transport.sendMail({
-          envelope: { from: request.envelopeFrom, to: [to] },
-          raw: messageFrom(request.template, `${phase}${index}.${request.recipientPrefix}@bench`),
-        });
-      } catch (error) {
-        errors++;
-        firstError ??= error instanceof Error ? error.message : String(error);
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: WINDOW }, () => worker()));
-  if (deadline.aborted) firstError ??= `run stopped after ${RUN_LIMIT_MS} ms`;
-  return { errors, firstError };
+): Promise<PoolOutcome> {
+  return runPool(count, WINDOW, deadline, (index) => {
+    const to = `${request.recipientPrefix}${phase}${index}@${request.recipientDomain}`;
+    return transport.sendMail({
+      envelope: { from: request.envelopeFrom, to: [to] },
+      raw: messageFrom(request.template, `${phase}${index}.${request.recipientPrefix}@bench`),
+    });
+  });
 }
 
 async function run(request: BareRunRequest): Promise<BareRunResult> {
@@ -106,27 +92,14 @@ async function run(request: BareRunRequest): Promise<BareRunResult> {
 
 function main(): void {
   key();
-  process.on('message', (message: unknown) => {
-    const request = message as BareRunRequest | null;
-    if (request?.type !== BARE_RUN) return;
-    run(request).then(
-      (result) => process.send?.(result),
-      (error: unknown) =>
-        process.send?.({
-          type: BARE_RESULT,
-          id: request.id,
-          seconds: NaN,
-          errors: request.count,
-          firstError: error instanceof Error ? error.message : String(error),
-          cpuMs: NaN,
-        } satisfies BareRunResult),
-    );
-  });
-  // The parent's IPC channel closing (it stopped or died) ends this process too.
-  process.on('disconnect', () => process.exit(0));
-  process.once('SIGTERM', () => process.exit(0));
-  process.once('SIGINT', () => process.exit(0));
-  process.send?.(READY_SIGNAL);
+  serveBareRuns<BareRunRequest, BareRunResult>(BARE_RUN, run, (request, error) => ({
+    type: BARE_RESULT,
+    id: request.id,
+    seconds: NaN,
+    errors: request.count,
+    firstError: error,
+    cpuMs: NaN,
+  }));
 }
 
 main();

@@ -4,9 +4,7 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 
-import { type ManagedProcess, startProcess, waitForSignal } from '@envoi/shared-infra';
-import { READY_SIGNAL } from '@envoi/shared-observability';
-
+import { BareProcess } from './bare-process';
 import {
   BARE_RESULT,
   BARE_RUN,
@@ -14,7 +12,8 @@ import {
   type BareRunResult,
 } from './bare-sender.constants';
 import type { DnsTestServer } from './bench-domain';
-import type { BenchAccount, Stoppers } from './bench-platform';
+import { fixed, integer } from './bench-format';
+import type { BenchAccount } from './bench-platform';
 import { runBenchmark } from './bench-run';
 import type { DeliveryDatabase, DeliveryState, MessageTimeline } from './delivery-database';
 import {
@@ -94,78 +93,10 @@ const BARE_CASES = [
 ] as const;
 type BareCaseKey = (typeof BARE_CASES)[number]['key'];
 
-const integer = (value: number) =>
-  Number.isFinite(value) ? Math.round(value).toLocaleString('en-US').replace(/,/g, ' ') : '–';
-const fixed = (value: number, digits: number) =>
-  Number.isFinite(value) ? value.toFixed(digits) : '–';
-
 // ---------------------------------------------------------------------------------------------
 // The bare sender process
 
-class BareSender {
-  private nextId = 1;
-
-  private constructor(private readonly handle: ManagedProcess) {}
-
-  static async start(root: string, dataDir: string, stoppers: Stoppers): Promise<BareSender> {
-    const handle = startProcess(
-      'bare-sender',
-      process.execPath,
-      [path.join(root, 'dist', 'tools', 'bench', 'bare-sender.js')],
-      {
-        env: { PATH: process.env['PATH'] },
-        log: { kind: 'file', path: path.join(dataDir, 'logs', 'bare-sender.log') },
-      },
-    );
-    stoppers.add('bare sender', () => handle.stop());
-    await waitForSignal(handle, READY_SIGNAL, 30_000);
-    return new BareSender(handle);
-  }
-
-  get pid(): number | undefined {
-    return this.handle.child.pid;
-  }
-
-  /** One run in the sender process; rejects after `timeoutMs`, on abort, or if it exits. */
-  run(
-    request: Omit<BareRunRequest, 'type' | 'id'>,
-    timeoutMs: number,
-    signal: AbortSignal,
-  ): Promise<BareRunResult> {
-    const id = this.nextId++;
-    const child = this.handle.child;
-    return new Promise((resolve, reject) => {
-      const cleanup = () => {
-        clearTimeout(timer);
-        child.off('message', onMessage);
-        child.off('exit', onExit);
-        signal.removeEventListener('abort', onAbort);
-      };
-      const onMessage = (message: unknown) => {
-        const result = message as Partial<BareRunResult> | null;
-        if (result?.type !== BARE_RESULT || result.id !== id) return;
-        cleanup();
-        resolve(result as BareRunResult);
-      };
-      const onExit = (code: number | null) => {
-        cleanup();
-        reject(new Error(`the bare sender exited (code ${code}) during a run`));
-      };
-      const onAbort = () => {
-        cleanup();
-        reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-      };
-      const timer = setTimeout(() => {
-        cleanup();
-        reject(new Error(`the bare sender did not finish a run within ${timeoutMs} ms`));
-      }, timeoutMs);
-      child.on('message', onMessage);
-      child.once('exit', onExit);
-      signal.addEventListener('abort', onAbort, { once: true });
-      child.send({ ...request, type: BARE_RUN, id } satisfies BareRunRequest);
-    });
-  }
-}
+type BareSender = BareProcess<BareRunRequest, BareRunResult>;
 
 interface BareRound {
   round: number;
@@ -963,7 +894,12 @@ runBenchmark('delivery-throughput', async ({ root, dataDir, stoppers, signal, lo
   });
   const { platform, sinkPort, router, dns, recipientDomain, database, gateway, account } = stack;
   const { sendingDomain } = stack;
-  const bareSender = await BareSender.start(root, dataDir, stoppers);
+  const bareSender: BareSender = await BareProcess.start(
+    'bare-sender',
+    { run: BARE_RUN, result: BARE_RESULT },
+    { root, dataDir },
+    stoppers,
+  );
 
   const cpu = new ProcessCpu(BENCH_LABEL);
   for (const service of platform.services) cpu.label(service.child.pid, service.name);

@@ -1,0 +1,58 @@
+// What `npm run bench:webhooks` reads from PostgreSQL: transactions committed (a count of round
+// trips' worth of work) and when the fan-out wrote each delivery.
+import { Client } from 'pg';
+
+/** When the fan-out wrote the delivery of one event to one webhook (epoch ms). */
+export interface DeliveryWritten {
+  eventId: string;
+  webhookId: string;
+  createdAt: number;
+  attempts: number;
+}
+
+export class WebhooksDatabase {
+  private constructor(private readonly client: Client) {}
+
+  static async connect(databaseUrl: string): Promise<WebhooksDatabase> {
+    const client = new Client({ connectionString: databaseUrl });
+    await client.connect();
+    return new WebhooksDatabase(client);
+  }
+
+  /**
+   * Transactions committed or rolled back in the database so far, every session's (statements
+   * outside an explicit transaction count one each). This benchmark's own reads add a few.
+   */
+  async transactions(): Promise<number> {
+    const { rows } = await this.client.query<{ total: string }>(
+      `SELECT (xact_commit + xact_rollback)::text AS total
+       FROM pg_stat_database WHERE datname = current_database()`,
+    );
+    // The statistics of a transaction are reported when it ends; a fresh snapshot sees them.
+    await this.client.query('SELECT pg_stat_clear_snapshot()');
+    return Number(rows[0]?.total ?? NaN);
+  }
+
+  async deliveriesOf(eventIds: readonly string[]): Promise<DeliveryWritten[]> {
+    const { rows } = await this.client.query<{
+      event_id: string;
+      webhook_id: string;
+      created_at: Date;
+      attempts: number;
+    }>(
+      `SELECT event_id, webhook_id, created_at, attempts FROM webhooks.webhook_deliveries
+       WHERE event_id = ANY($1::text[])`,
+      [eventIds],
+    );
+    return rows.map((row) => ({
+      eventId: row.event_id,
+      webhookId: row.webhook_id,
+      createdAt: row.created_at.getTime(),
+      attempts: row.attempts,
+    }));
+  }
+
+  async close(): Promise<void> {
+    await this.client.end();
+  }
+}
