@@ -97,23 +97,37 @@ const INSERT_SQL = `
  * Due deliveries of enabled webhooks, round-robin across webhooks (each one's oldest first), a
  * webhook's share cut to its free places ($1, or 1 while its last call failed, less those leased
  * now: a dead endpoint holds one place until it answers again); locked rows are skipped and
- * re-checked after locking, so two replicas never claim one delivery.
+ * re-checked after locking, so two replicas never claim one delivery. It reads no more than it
+ * takes: the webhooks with pending deliveries are found by skipping through the pending index
+ * one webhook at a time, and each one's leased and due deliveries through their indexes.
  */
 const CLAIM_SQL = `
-  WITH busy AS (
-    SELECT webhook_id, count(*)::int AS in_flight FROM ${S}.webhook_deliveries
-    WHERE state = 'pending' AND lease_until > now()
-    GROUP BY webhook_id
-  ), due AS (
-    SELECT d.id, d.webhook_id, w.errors_since_last_success > 0 AS failing,
-      row_number() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.seq) AS rank
-    FROM ${S}.webhook_deliveries d
-    JOIN ${S}.webhooks w ON w.id = d.webhook_id AND w.enabled
-    WHERE d.state = 'pending' AND d.next_attempt_at <= now()
-      AND (d.lease_until IS NULL OR d.lease_until <= now())
+  WITH RECURSIVE hooks AS (
+    (SELECT webhook_id FROM ${S}.webhook_deliveries WHERE state = 'pending'
+     ORDER BY webhook_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT d.webhook_id FROM ${S}.webhook_deliveries d
+            WHERE d.state = 'pending' AND d.webhook_id > hooks.webhook_id
+            ORDER BY d.webhook_id LIMIT 1)
+    FROM hooks WHERE hooks.webhook_id IS NOT NULL
+  ), places AS (
+    SELECT w.id AS webhook_id,
+      CASE WHEN w.errors_since_last_success > 0 THEN 1 ELSE $1 END - (
+        SELECT count(*)::int FROM ${S}.webhook_deliveries b
+        WHERE b.webhook_id = w.id AND b.state = 'pending' AND b.lease_until IS NOT NULL
+          AND b.lease_until > now()
+      ) AS free
+    FROM hooks JOIN ${S}.webhooks w ON w.id = hooks.webhook_id AND w.enabled
   ), picked AS (
-    SELECT due.id FROM due LEFT JOIN busy USING (webhook_id)
-    WHERE due.rank <= CASE WHEN due.failing THEN 1 ELSE $1 END - coalesce(busy.in_flight, 0)
+    SELECT due.id FROM places
+    CROSS JOIN LATERAL (
+      SELECT d.id, row_number() OVER (ORDER BY d.next_attempt_at, d.seq) AS rank
+      FROM ${S}.webhook_deliveries d
+      WHERE d.webhook_id = places.webhook_id AND d.state = 'pending'
+        AND d.next_attempt_at <= now() AND (d.lease_until IS NULL OR d.lease_until <= now())
+      ORDER BY d.next_attempt_at, d.seq
+      LIMIT greatest(places.free, 0)
+    ) due
     ORDER BY due.rank
     LIMIT $2
   ), locked AS (

@@ -21,6 +21,12 @@ export type DeliveryState = WebhookDeliveryState;
 @Index('webhook_deliveries_webhook_id_seq_idx', ['webhookId', 'seq'])
 @Index('webhook_deliveries_due_idx', ['nextAttemptAt'], { where: `"state" = 'pending'` })
 @Index('webhook_deliveries_settled_idx', ['updatedAt'], { where: `"state" <> 'pending'` })
+@Index('webhook_deliveries_pending_idx', ['webhookId', 'nextAttemptAt', 'seq'], {
+  where: `"state" = 'pending'`,
+})
+@Index('webhook_deliveries_leased_idx', ['webhookId', 'leaseUntil'], {
+  where: `"state" = 'pending' AND "lease_until" IS NOT NULL`,
+})
 export class WebhookDeliveryEntity {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'webhook_deliveries_pkey' })
   id!: string;
