@@ -22,8 +22,9 @@ describe('runPool', () => {
     const stopped = new AbortController();
     stopped.abort();
     let started = 0;
-    const outcome = await runPool(5, 2, stopped.signal, async () => {
+    const outcome = await runPool(5, 2, stopped.signal, () => {
       started++;
+      return Promise.resolve();
     });
     expect(started).toBe(0);
     expect(outcome.firstError).toMatch(/time limit/);
