@@ -295,6 +295,46 @@ describe('accounts service: smtp credentials', () => {
     });
   });
 
+  describe('domain deletion', () => {
+    it('unlinks a deleted domain from scoped credentials and announces them', async () => {
+      const recorder = new EventRecorder(
+        getApp().connection,
+        AccountsSubjects.smtpCredentialChanged,
+      );
+      try {
+        await getApp().connection.flush();
+        const accountId = await newAccountId();
+        const kept = await getApp().createDomain(accountId);
+        const deleted = await getApp().createDomain(accountId);
+        const created = await create(accountId, {
+          name: 'd',
+          scope: 'scoped',
+          domains: [kept.domain, deleted.domain],
+        });
+
+        await getApp().deleteDomain(deleted);
+
+        const record = await pollUntil(
+          () =>
+            getApp().rpc.request(AccountsSubjects.getSmtpCredential, {
+              account_id: accountId,
+              credential_id: created.id,
+            }),
+          (found) => found.domains.length === 1,
+          { what: 'the deleted domain unlinked' },
+        );
+        expect(record.domains).toEqual([kept.domain]);
+        await pollUntil(
+          () => recorder.events.filter((event) => event.credential_id === created.id),
+          (found) => found.length === 2,
+          { what: 'smtpCredentialChanged after the unlink' },
+        );
+      } finally {
+        recorder.stop();
+      }
+    });
+  });
+
   describe('failed-login purge', () => {
     it('forgets counts whose window and block have run out, and keeps the others', async () => {
       const windowMs = getApp().config.SMTP_LOGIN_FAILURE_WINDOW_MS;

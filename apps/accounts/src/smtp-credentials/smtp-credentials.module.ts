@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 
 import { AccountsConfig } from '../accounts.config';
+import { SmtpCredentialDomains } from './smtp-credential-domains.service';
 import { SmtpCredentialEvents } from './smtp-credential-events';
 import { SmtpCredentialsController } from './smtp-credentials.controller';
 import { SmtpCredentialsRepository } from './smtp-credentials.repository';
@@ -16,6 +17,7 @@ import { SmtpPasswordCipher } from './smtp-password-cipher';
     SmtpCredentialsService,
     SmtpCredentialsRepository,
     SmtpCredentialEvents,
+    SmtpCredentialDomains,
     SmtpLoginService,
     SmtpLoginFailuresRepository,
     SmtpLoginFailuresPurgeService,
@@ -26,5 +28,6 @@ import { SmtpPasswordCipher } from './smtp-password-cipher';
       inject: [AccountsConfig],
     },
   ],
+  exports: [SmtpCredentialDomains],
 })
 export class SmtpCredentialsModule {}

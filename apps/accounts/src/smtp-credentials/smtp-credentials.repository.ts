@@ -114,6 +114,26 @@ export class SmtpCredentialsRepository {
     return (result.affected ?? 0) > 0;
   }
 
+  /**
+   * Unlinks a deleted domain from every credential of its account; answers the credentials that
+   * lost it (none when already done).
+   */
+  async unlinkDomain(
+    accountId: string,
+    domainId: string,
+  ): Promise<Array<Pick<SmtpCredentialEntity, 'id' | 'accountId' | 'username'>>> {
+    const rows: Array<{ id: string; username: string }> = await this.dataSource.query(
+      `WITH unlinked AS (
+         DELETE FROM accounts.smtp_credential_domains d
+         USING accounts.smtp_credentials c
+         WHERE d.credential_id = c.id AND c.account_id = $1 AND d.domain_id = $2
+         RETURNING c.id, c.username)
+       SELECT DISTINCT id, username FROM unlinked`,
+      [accountId, domainId],
+    );
+    return rows.map((row) => ({ id: row.id, accountId, username: row.username }));
+  }
+
   async findLogin(username: string): Promise<SmtpLoginRow | undefined> {
     const rows: SmtpLoginRow[] = await this.dataSource.query(LOGIN_SQL, [username]);
     return rows[0];

@@ -1,6 +1,6 @@
 import { randomBytes, scrypt, type ScryptOptions, timingSafeEqual } from 'node:crypto';
 
-import { type RandomBytes,randomFromAlphabet } from '../api-keys/api-key-secret';
+import { type RandomBytes, randomFromAlphabet } from '../api-keys/api-key-secret';
 
 export const SMTP_USERNAME_PREFIX = 'envoi-smtp-';
 /** Random characters after the username prefix: lowercase letters and digits (≈103 bits). */
