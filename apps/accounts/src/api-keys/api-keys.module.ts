@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 
 import { AccountsRepositoryModule } from '../accounts/accounts-repository.module';
+import { SmtpCredentialsModule } from '../smtp-credentials/smtp-credentials.module';
 import { ApiKeyEvents } from './api-key-events';
 import { ApiKeysController } from './api-keys.controller';
 import { ApiKeysRepository } from './api-keys.repository';
@@ -12,7 +13,7 @@ import { SubAccountKeysController } from './sub-account-keys.controller';
 import { SubAccountKeysService } from './sub-account-keys.service';
 
 @Module({
-  imports: [AccountsRepositoryModule],
+  imports: [AccountsRepositoryModule, SmtpCredentialsModule],
   controllers: [ApiKeysController, SubAccountKeysController],
   providers: [
     ApiKeysService,

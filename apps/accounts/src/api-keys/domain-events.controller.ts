@@ -7,6 +7,7 @@ import {
 import { StreamConsumer, UnprocessableMessageError } from '@envoi/shared-nats';
 import { Injectable } from '@nestjs/common';
 
+import { SmtpCredentialDomains } from '../smtp-credentials/smtp-credential-domains.service';
 import { DomainScopesService } from './domain-scopes.service';
 
 /** The durable consumer every replica of this service shares. */
@@ -39,10 +40,16 @@ export function toDomainDeletion(event: unknown): DomainDeletedData {
   };
 }
 
-/** Handles `events.domain.deleted` from the EVENTS stream: the key scopes naming the domain go. */
+/**
+ * Handles `events.domain.deleted` from the EVENTS stream (one handler per subject in a service):
+ * the key scopes naming the domain go, and so do the SMTP credentials' links to it.
+ */
 @Injectable()
 export class DomainEventsController {
-  constructor(private readonly domainScopes: DomainScopesService) {}
+  constructor(
+    private readonly domainScopes: DomainScopesService,
+    private readonly smtpCredentialDomains: SmtpCredentialDomains,
+  ) {}
 
   @StreamConsumer({
     durables: { [DOMAIN_DELETED_DURABLE]: DomainsStreamSubjects.deleted },
@@ -50,5 +57,6 @@ export class DomainEventsController {
   })
   async removeDeletedDomain(deletion: DomainDeletedData): Promise<void> {
     await this.domainScopes.removeDeletedDomain(deletion);
+    await this.smtpCredentialDomains.unlinkDeletedDomain(deletion);
   }
 }

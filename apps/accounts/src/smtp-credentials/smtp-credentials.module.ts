@@ -1,0 +1,33 @@
+import { Module } from '@nestjs/common';
+
+import { AccountsConfig } from '../accounts.config';
+import { SmtpCredentialDomains } from './smtp-credential-domains.service';
+import { SmtpCredentialEvents } from './smtp-credential-events';
+import { SmtpCredentialsController } from './smtp-credentials.controller';
+import { SmtpCredentialsRepository } from './smtp-credentials.repository';
+import { SmtpCredentialsService } from './smtp-credentials.service';
+import { SmtpLoginService } from './smtp-login.service';
+import { SmtpLoginFailuresRepository } from './smtp-login-failures.repository';
+import { SmtpLoginFailuresPurgeService } from './smtp-login-failures-purge.service';
+import { SmtpPasswordCipher } from './smtp-password-cipher';
+
+@Module({
+  controllers: [SmtpCredentialsController],
+  providers: [
+    SmtpCredentialsService,
+    SmtpCredentialsRepository,
+    SmtpCredentialEvents,
+    SmtpCredentialDomains,
+    SmtpLoginService,
+    SmtpLoginFailuresRepository,
+    SmtpLoginFailuresPurgeService,
+    {
+      provide: SmtpPasswordCipher,
+      useFactory: (config: AccountsConfig) =>
+        new SmtpPasswordCipher(config.SMTP_PASSWORD_ENCRYPTION_KEY),
+      inject: [AccountsConfig],
+    },
+  ],
+  exports: [SmtpCredentialDomains],
+})
+export class SmtpCredentialsModule {}
