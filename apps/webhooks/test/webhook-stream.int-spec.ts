@@ -155,6 +155,18 @@ describe('webhook streams', () => {
     await expect(attach(randomUUID(), webhookId, randomUUID())).rejects.toMatchObject({
       code: WebhooksErrorCode.NotFound,
     });
+    // A domain-scoped key does not see a global (temporary) webhook.
+    await expect(
+      rpc().request(WebhookStreamSubjects.attach, {
+        account_id: accountId,
+        webhook_id: webhookId,
+        session_id: randomUUID(),
+        force: true,
+        lease_ms: LEASE_MS,
+        domains: ['one.example'],
+      }),
+    ).rejects.toMatchObject({ code: WebhooksErrorCode.NotFound });
+    expect(await ack(webhookId, second, 0)).toEqual({ attached: true });
   });
 
   it('copies an existing webhook’s events to its stream while its endpoint still gets them', async () => {

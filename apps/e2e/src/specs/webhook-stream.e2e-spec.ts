@@ -344,5 +344,13 @@ describe('webhook stream (issue 15)', () => {
       BEYOND_CONTRACT,
     );
     expect(temporaryRefused.status).toBe(403);
+    const readOnlyOfDomain = await createKey(session, [`webhooks:read:{${domain.domain}}`]);
+    const sendOnly = await createKey(session, ['messages:send:all']);
+    // A domain-scoped key does not see a global webhook (404); a key without webhooks:read: 403.
+    const refusedScopes = [
+      await refusal(Listener.connect(opened.ws_url, readOnlyOfDomain.client.apiKey)),
+      await refusal(Listener.connect(opened.ws_url, sendOnly.client.apiKey)),
+    ];
+    expect(refusedScopes.map((refused) => refused.status)).toEqual([404, 403]);
   }, 30_000);
 });

@@ -10,6 +10,7 @@ import type { NatsConnection, Subscription } from 'nats';
 import { WebSocketServer } from 'ws';
 
 import { Authenticator } from '../auth/authenticator.service';
+import { resourceDomainScope } from '../auth/scopes.guard';
 import { ApiError } from '../errors/api-error';
 import { toErrorResponse } from '../errors/http-errors.filter';
 import { GatewayConfig } from '../gateway.config';
@@ -22,6 +23,8 @@ const LISTEN_PATH = /^\/v2\/accounts\/([^/]+)\/webhooks\/([^/]+)\/listen$/;
 /** Pings a listener may miss before its attachment lapses (a crashed gateway frees it then). */
 const LEASE_PINGS = 3;
 const MIN_LEASE_MS = 1_000;
+/** Listening reads the webhook's events: its read scope, for all or for its domains. */
+const LISTEN_SCOPES = [['webhooks:read:{domain}']];
 /** Listeners send nothing; a frame from one is refused beyond this. */
 const MAX_CLIENT_FRAME_BYTES = 4_096;
 
@@ -72,7 +75,8 @@ function refuse(socket: Duplex, status: number, message: string, headers: Record
 
 /**
  * The WebSockets of webhook streams (platform notes 1.12), on the gateway's HTTPS port: the
- * handshake authenticates `api_secret_key` like a bearer key and attaches the listener through the
+ * handshake authenticates `api_secret_key` like a bearer key, needs `webhooks:read` for the
+ * webhook (a domain-scoped key: for all its domains) and attaches the listener through the
  * webhooks service (one per webhook over every replica: 409 unless `force_reconnect=true`); the
  * bus tells each replica when events are buffered and when a listener replaced one of its own.
  */
@@ -144,12 +148,13 @@ export class WebhookStreamListeners implements OnModuleInit, OnModuleDestroy {
         request.headers['x-forwarded-for'],
         this.config.trustedProxies(),
       );
-      await this.authenticator.authenticateKey(
+      const principal = await this.authenticator.authenticateKey(
         handshake.secret,
         ip,
         handshake.accountId,
         requestId,
       );
+      const scope = resourceDomainScope(principal.scopeSet, LISTEN_SCOPES);
       const attached = await this.rpc.request(
         WebhookStreamSubjects.attach,
         {
@@ -158,6 +163,7 @@ export class WebhookStreamListeners implements OnModuleInit, OnModuleDestroy {
           session_id: sessionId,
           force: handshake.force,
           lease_ms: this.leaseMs(),
+          ...scope.restriction(),
         },
         { requestId },
       );

@@ -32,6 +32,7 @@ export class WebhookStreamController {
       request.session_id,
       request.force,
       request.lease_ms,
+      request.domains,
     );
   }
 

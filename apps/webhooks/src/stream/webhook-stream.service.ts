@@ -54,20 +54,21 @@ export class WebhookStreamService {
       const created = await this.webhooksService.createTemporary(accountId, granted);
       return { webhook_id: created.webhook.id };
     }
-    const found = await this.webhooks.find(accountId, webhookId, granted);
-    if (!found) throw WebhooksException.notFound();
-    assertTargetGranted({ scope: found.webhook.scope, domains: found.domains }, granted);
+    await this.requireGranted(accountId, webhookId, granted);
     await this.events.markStreamed(webhookId);
     return { webhook_id: webhookId };
   }
 
+  /** `granted` as in open: a domain-scoped key listens only to webhooks all of whose domains it holds. */
   async attach(
     accountId: string,
     webhookId: string,
     sessionId: string,
     force: boolean,
     leaseMs: number,
+    granted: readonly string[] | undefined,
   ): Promise<AttachedWebhookStreamRecord> {
+    if (granted !== undefined) await this.requireGranted(accountId, webhookId, granted);
     const result = await this.events.attach(accountId, webhookId, sessionId, force, leaseMs);
     if (!result.attached) {
       throw result.reason === 'busy' ? listenerAttached() : WebhooksException.notFound();
@@ -82,6 +83,17 @@ export class WebhookStreamService {
       this.logger.warn(`could not announce the attached listener: ${String(error)}`);
     }
     return { replay_until_seq: result.replayUntilSeq };
+  }
+
+  /** The webhook, visible to the key and within its domains (404, 403 otherwise). */
+  private async requireGranted(
+    accountId: string,
+    webhookId: string,
+    granted: readonly string[] | undefined,
+  ): Promise<void> {
+    const found = await this.webhooks.find(accountId, webhookId, granted);
+    if (!found) throw WebhooksException.notFound();
+    assertTargetGranted({ scope: found.webhook.scope, domains: found.domains }, granted);
   }
 
   async read(

@@ -30,6 +30,8 @@ export class AttachWebhookStreamRequest {
   @IsBoolean() force!: boolean;
   /** How long the attachment holds without a renewal (an ack). */
   @IsInt() @Min(1_000) @Max(600_000) lease_ms!: number;
+  /** A domain-scoped key: only a scoped webhook all of whose domains are among these. */
+  @DomainRestriction() domains?: string[];
 }
 
 export interface AttachedWebhookStreamRecord {
