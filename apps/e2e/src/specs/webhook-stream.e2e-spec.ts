@@ -15,6 +15,7 @@ import type { RequestOptions } from '../support/api-client';
 import { webhooksContractFile } from '../support/contract/contract-files';
 import { createVerifiedDomain } from '../support/domains';
 import { e2eEnvironment } from '../support/environment';
+import { startGatewayReplica } from '../support/gateway-replica';
 import { CheckedWebhookReceiver } from '../support/webhook-receiver';
 
 // POST …/webhooks/stream and the WebSocket are beyond openapi.yaml (platform notes 1.12).
@@ -253,6 +254,31 @@ describe('webhook stream (issue 15)', () => {
     expectValidPayloads(events, opened.webhook_id);
     expect(first.events()).toEqual([]);
   }, 30_000);
+
+  it('holds one listener per webhook over every gateway replica', async () => {
+    const replica = await startGatewayReplica('gateway-stream-2', {});
+    try {
+      const opened = await open();
+      const onReplica = new URL(opened.ws_url);
+      onReplica.host = `127.0.0.1:${replica.port}`;
+      const first = await listen(opened);
+      expect((await refusal(Listener.connect(onReplica.href, key))).status).toBe(409);
+      const second = await Listener.connect(onReplica.href, key, true);
+      listeners.push(second);
+      await pollUntil(
+        () => first.closed,
+        (closed) => closed !== undefined,
+        { what: 'the listener on the other replica closed' },
+      );
+      expect(first.closed?.code).toBe(4000);
+      await trigger(opened.webhook_id, ['suppression.created']);
+      const events = await second.until(1, 'the event on the replica');
+      expectValidPayloads(events, opened.webhook_id);
+      await second.close();
+    } finally {
+      await replica.stop();
+    }
+  }, 60_000);
 
   it('replays what was produced while nobody listened, in order, then streams live', async () => {
     const opened = await open();
