@@ -12,6 +12,7 @@ import { SubAccountsController } from './v2/sub-accounts.controller';
 import { SubAccountsUsageController } from './v2/sub-accounts-usage.controller';
 import { SuppressionsController } from './v2/suppressions.controller';
 import { WebhookDeliveriesController } from './v2/webhook-deliveries.controller';
+import { WebhookStreamController } from './v2/webhook-stream.controller';
 import { WebhooksController } from './v2/webhooks.controller';
 
 /** Every HTTP controller of the edge, in one list the route-policy test can inspect. */
@@ -29,6 +30,7 @@ export const GATEWAY_CONTROLLERS = [
   WebhooksController,
   WebhookDeliveriesController,
   SmtpCredentialsController,
+  WebhookStreamController,
   MessagesController,
   V1EmailController,
   TrackingController,

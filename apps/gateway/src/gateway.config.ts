@@ -90,6 +90,10 @@ export class GatewayConfig extends ServiceEnv {
    */
   @IsOptional() @IsInt() @Min(10) @Max(5_000) RATE_LIMIT_SYNC_INTERVAL_MS: number = 100;
 
+  /** How often a webhook stream listener is pinged; one that misses a ping is closed. */
+  @IsOptional() @IsInt() @Min(100) @Max(2 * MINUTE_MS) WEBHOOK_STREAM_PING_INTERVAL_MS: number =
+    30_000;
+
   trustedProxies(): string[] {
     return this.TRUSTED_PROXIES.split(',')
       .map((entry) => entry.trim())

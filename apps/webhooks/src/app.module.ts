@@ -5,6 +5,7 @@ import { webhooksDataSourceOptions } from './database/data-source-options';
 import { DeliveriesApiModule } from './deliveries-api/deliveries-api.module';
 import { DispatchModule } from './dispatch/dispatch.module';
 import { WEBHOOK_EVENT_DURABLES } from './dispatch/webhook-event-sources';
+import { StreamModule } from './stream/stream.module';
 import { SERVICE_NAME, WebhooksConfig } from './webhooks.config';
 import { WebhooksModule } from './webhooks/webhooks.module';
 
@@ -27,6 +28,7 @@ export class AppModule {
         WebhooksModule,
         DispatchModule,
         DeliveriesApiModule,
+        StreamModule,
       ],
     };
   }

@@ -55,4 +55,11 @@ export class WebhooksConfig extends OutboxEventConsumerServiceEnv {
   @IntSetting(1, 10_000) WEBHOOK_PURGE_BATCH: number = 1_000;
   /** Settled deliveries (and their attempts) are kept this long after their last attempt. */
   @IntSetting(60_000, 365 * DAY_MS) WEBHOOK_DELIVERY_RETENTION_MS: number = 30 * DAY_MS;
+
+  /** A temporary stream webhook is deleted once it had no listener for this long. */
+  @IntSetting(1_000, 30 * DAY_MS) WEBHOOK_STREAM_TEMPORARY_TTL_MS: number = 3_600_000;
+  /** Events buffered per streamed webhook at most (the oldest go first). */
+  @IntSetting(1, 100_000) WEBHOOK_STREAM_BUFFER_MAX: number = 1_000;
+  /** A buffered event not written to a listener within this is dropped. */
+  @IntSetting(1_000, 30 * DAY_MS) WEBHOOK_STREAM_BUFFER_MAX_AGE_MS: number = DAY_MS;
 }

@@ -21,6 +21,7 @@ export const SERVICE_SETTINGS = {
   WEBHOOK_POLL_INTERVAL_MS: '50',
   WEBHOOK_LEASE_MS: '2000',
   WEBHOOK_PURGE_INTERVAL_MS: '200',
+  WEBHOOK_STREAM_TEMPORARY_TTL_MS: '3000',
   SHUTDOWN_GRACE_MS: '500',
   // The receivers are plain-http servers on loopback, which production refuses.
   OUTBOUND_ALLOW_HTTP: 'true',

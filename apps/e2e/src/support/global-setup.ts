@@ -62,6 +62,8 @@ export default async function globalSetup(): Promise<void> {
         // Webhook retries 5 ms × n⁴ apart (all 6 attempts within ~5 s), a hung endpoint fails in 2 s.
         WEBHOOK_RETRY_BASE_MS: '5',
         WEBHOOK_TIMEOUT_MS: '2000',
+        // Stream listeners are pinged (and their attachment renewed) several times a second.
+        WEBHOOK_STREAM_PING_INTERVAL_MS: '300',
       },
     });
   } catch (error) {

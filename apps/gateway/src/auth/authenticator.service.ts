@@ -56,13 +56,37 @@ export class Authenticator {
     if (!secret) {
       throw unauthorized(v1, v1 ? AUTH_MESSAGES.v1InvalidCredentials : AUTH_MESSAGES.missingBearer);
     }
+    return this.verifySecret(secret, v1, request.id);
+  }
+
+  private async verifySecret(secret: string, v1: boolean, requestId: string): Promise<Principal> {
     const invalid = v1 ? AUTH_MESSAGES.v1InvalidCredentials : AUTH_MESSAGES.invalidKey;
     if (!API_KEY_PATTERN.test(secret)) throw unauthorized(v1, invalid);
-    const principal = await this.verifier.verify(secret, request.id);
+    const principal = await this.verifier.verify(secret, requestId);
     if (!principal) throw unauthorized(v1, invalid);
     if (principal.account_status !== 'active') {
       throw unauthorized(v1, AUTH_MESSAGES.accountSuspended);
     }
+    return principal;
+  }
+
+  /**
+   * A v2 key given outside the Authorization header (the webhook stream's `api_secret_key`), with
+   * the same checks as a routed request: the key, its IP allow list, the account in the path.
+   */
+  async authenticateKey(
+    secret: string | null,
+    clientIp: string,
+    accountId: string,
+    requestId: string,
+  ): Promise<Principal> {
+    if (!secret) throw unauthorized(false, AUTH_MESSAGES.invalidKey);
+    const principal = await this.verifySecret(secret, false, requestId);
+    if (!allowsClientIp(principal, clientIp)) throw new ApiError(403, AUTH_MESSAGES.ipNotAllowed);
+    if (accountId.toLowerCase() !== principal.account_id) {
+      throw unauthorized(false, AUTH_MESSAGES.wrongAccount);
+    }
+    this.usage.record(principal.key_id);
     return principal;
   }
 

@@ -32,6 +32,26 @@ function readReceivedBody(source: BodySource, body: unknown): string | undefined
 }
 
 /**
+ * The route's static scopes, then the domains its one `{domain}` action is granted for: every one
+ * (undefined) or those listed (403 when none).
+ */
+export function resourceDomainScope(
+  scopes: ReadonlySet<string>,
+  alternatives: ScopePolicy['alternatives'],
+): DomainScope {
+  const [action] = domainActions(alternatives);
+  const granted = grantedDomains(scopes, action);
+  if (granted === 'all') {
+    if (!satisfies(scopes, alternatives)) throw insufficientScope();
+    return new DomainScope(undefined);
+  }
+  if (!granted.some((domain) => satisfies(scopes, alternatives, domain))) {
+    throw insufficientScope();
+  }
+  return new DomainScope(granted);
+}
+
+/**
  * Guard-by-default: a route must be @Public or declare @RequireScopes, else it is denied. Every
  * requirement is checked here, `{domain}` ones against the domain the route's policy names.
  */
@@ -71,7 +91,7 @@ export class ScopesGuard implements CanActivate {
         this.checkBodyDomain(scopes, policy, domainFrom, request.body);
         return true;
       case 'resource':
-        request.domainScope = this.resourceScope(scopes, policy);
+        request.domainScope = resourceDomainScope(scopes, policy.alternatives);
         return true;
     }
   }
@@ -92,19 +112,5 @@ export class ScopesGuard implements CanActivate {
     if (!satisfies(scopes, policy.alternatives, source.read(validated as never))) {
       throw insufficientScope();
     }
-  }
-
-  /** The route's static scopes, then the domains its one `{domain}` action is granted for. */
-  private resourceScope(scopes: ReadonlySet<string>, policy: ScopePolicy): DomainScope {
-    const [action] = domainActions(policy.alternatives);
-    const granted = grantedDomains(scopes, action);
-    if (granted === 'all') {
-      if (!satisfies(scopes, policy.alternatives)) throw insufficientScope();
-      return new DomainScope(undefined);
-    }
-    if (!granted.some((domain) => satisfies(scopes, policy.alternatives, domain))) {
-      throw insufficientScope();
-    }
-    return new DomainScope(granted);
   }
 }

@@ -77,6 +77,8 @@ const STATUS_BY_CODE: { readonly [Code in ServiceErrorCode]: number } = {
   [WebhooksErrorCode.InvalidDomains]: 400,
   [WebhooksErrorCode.DomainNotFound]: 400,
   [WebhooksErrorCode.ScopeNotGranted]: 403,
+  [WebhooksErrorCode.StreamListenerAttached]: 409,
+  [WebhooksErrorCode.StreamNotAttached]: 409,
 };
 
 /** The HTTP status of a service error code; unknown codes are internal errors. */

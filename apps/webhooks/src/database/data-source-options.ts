@@ -6,6 +6,7 @@ import type { DataSourceOptions } from 'typeorm';
 
 import { WebhookAttemptEntity } from '../dispatch/webhook-attempt.entity';
 import { WebhookDeliveryEntity } from '../dispatch/webhook-delivery.entity';
+import { WebhookStreamEventEntity } from '../stream/webhook-stream-event.entity';
 import { WebhookEntity } from '../webhooks/webhook.entity';
 import { WebhookDomainEntity } from '../webhooks/webhook-domain.entity';
 
@@ -19,6 +20,7 @@ export const WEBHOOKS_ENTITIES = [
   WebhookDomainEntity,
   WebhookDeliveryEntity,
   WebhookAttemptEntity,
+  WebhookStreamEventEntity,
 ];
 
 /**

@@ -1,5 +1,3 @@
-import { randomUUID } from 'node:crypto';
-
 import { CodedError, type Page, type PageRequest } from '@envoi/contracts-core';
 import {
   type TriggeredWebhookEventsRecord,
@@ -10,10 +8,9 @@ import {
 } from '@envoi/contracts-webhooks';
 import { Injectable } from '@nestjs/common';
 
-import { DeliveriesRepository, type NewDelivery } from '../dispatch/deliveries.repository';
-import { webhookBody } from '../dispatch/webhook-event';
+import { WebhookEventWriter } from '../dispatch/webhook-event-writer';
 import { WebhooksException } from '../webhooks/webhooks.exception';
-import { WebhooksRepository } from '../webhooks/webhooks.repository';
+import { type StoredWebhook, WebhooksRepository } from '../webhooks/webhooks.repository';
 import { DeliveryHistoryRepository } from './delivery-history.repository';
 import { sampleEvent } from './sample-events';
 import { toWebhookAttemptRecord, toWebhookDeliveryRecord } from './webhook-delivery.mapper';
@@ -30,7 +27,7 @@ export class WebhookDeliveriesService {
   constructor(
     private readonly webhooks: WebhooksRepository,
     private readonly history: DeliveryHistoryRepository,
-    private readonly deliveries: DeliveriesRepository,
+    private readonly writer: WebhookEventWriter,
   ) {}
 
   async listAttempts(
@@ -60,27 +57,22 @@ export class WebhookDeliveriesService {
     return toWebhookDeliveryRecord(delivery);
   }
 
-  /** One delivery of a sample event per type, to this webhook only, whatever its flags. */
+  /**
+   * One delivery of a sample event per type, to this webhook only, whatever its flags (and to its
+   * stream listener when streamed; a temporary webhook has no deliveries, only stream events).
+   */
   async trigger(
     accountId: string,
     webhookId: string,
     types: readonly WebhookEventType[],
     granted: readonly string[] | undefined,
   ): Promise<TriggeredWebhookEventsRecord> {
-    await this.requireWebhook(accountId, webhookId, granted);
+    const { webhook } = await this.requireWebhook(accountId, webhookId, granted);
     const now = new Date();
-    const rows = types.map((type): NewDelivery => {
-      const event = sampleEvent(type, accountId, now);
-      return {
-        id: randomUUID(),
-        webhookId,
-        accountId,
-        eventId: event.id,
-        eventType: event.type,
-        body: webhookBody(event, webhookId),
-      };
-    });
-    await this.deliveries.insert(rows);
+    const target = { webhookId, endpoint: webhook.url !== '', streamed: webhook.streamed };
+    const rows = await this.writer.write(
+      types.map((type) => ({ event: sampleEvent(type, accountId, now), target })),
+    );
     const stored = new Map(
       (await this.history.findDeliveries(rows.map((row) => row.id))).map((d) => [d.id, d]),
     );
@@ -97,9 +89,9 @@ export class WebhookDeliveriesService {
     accountId: string,
     webhookId: string,
     granted: readonly string[] | undefined,
-  ): Promise<void> {
-    if (!(await this.webhooks.find(accountId, webhookId, granted))) {
-      throw WebhooksException.notFound();
-    }
+  ): Promise<StoredWebhook> {
+    const found = await this.webhooks.find(accountId, webhookId, granted);
+    if (!found) throw WebhooksException.notFound();
+    return found;
   }
 }

@@ -4,6 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 
 import { WEBHOOKS_SCHEMA } from '../database/data-source-options';
+import { updatedRows } from '../database/updated-rows';
 import type { DeliveryState } from './webhook-delivery.entity';
 
 /** Who an event is for: its account, its domain (null: global webhooks only), its flag. */
@@ -17,6 +18,10 @@ export interface SubscriptionKey {
 export interface Subscriber {
   index: number;
   webhookId: string;
+  /** It has a URL to deliver to (a temporary stream webhook has none). */
+  endpoint: boolean;
+  /** Its events are also buffered for a stream listener. */
+  streamed: boolean;
 }
 
 export interface NewDelivery {
@@ -81,7 +86,7 @@ const flagColumn = (name: string): string =>
   `CASE ${name} ${WEBHOOK_EVENT_FLAGS.map((flag) => `WHEN '${flag}' THEN w.${flag}`).join(' ')} ELSE false END`;
 
 const SUBSCRIBERS_SQL = `
-  SELECT k.idx::int - 1 AS index, w.id AS webhook_id
+  SELECT k.idx::int - 1 AS index, w.id AS webhook_id, w.url <> '' AS endpoint, w.streamed
   FROM unnest($1::uuid[], $2::varchar[], $3::varchar[]) WITH ORDINALITY AS k(account_id, domain, flag, idx)
   JOIN ${S}.webhooks w ON w.account_id = k.account_id AND w.enabled AND ${flagColumn('k.flag')}
   WHERE w.scope = 'global'
@@ -215,15 +220,19 @@ export class DeliveriesRepository {
     manager: EntityManager = this.dataSource.manager,
   ): Promise<Subscriber[]> {
     if (keys.length === 0) return [];
-    const rows = await manager.query<Array<{ index: number; webhook_id: string }>>(
-      SUBSCRIBERS_SQL,
-      [
-        keys.map((key) => key.accountId),
-        keys.map((key) => key.domain),
-        keys.map((key) => key.flag),
-      ],
-    );
-    return rows.map((row) => ({ index: row.index, webhookId: row.webhook_id }));
+    const rows = await manager.query<
+      Array<{ index: number; webhook_id: string; endpoint: boolean; streamed: boolean }>
+    >(SUBSCRIBERS_SQL, [
+      keys.map((key) => key.accountId),
+      keys.map((key) => key.domain),
+      keys.map((key) => key.flag),
+    ]);
+    return rows.map((row) => ({
+      index: row.index,
+      webhookId: row.webhook_id,
+      endpoint: row.endpoint,
+      streamed: row.streamed,
+    }));
   }
 
   /** Inserts the deliveries, due now; a pair (event, webhook) already there is left alone. */
@@ -293,10 +302,4 @@ export class DeliveriesRepository {
     ]);
     return row?.purged ?? 0;
   }
-}
-
-/** The rows of an UPDATE … RETURNING, which TypeORM answers as `[rows, affected]`. */
-function updatedRows<T>(result: unknown): T[] {
-  if (Array.isArray(result) && Array.isArray(result[0])) return result[0] as T[];
-  return Array.isArray(result) ? (result as T[]) : [];
 }

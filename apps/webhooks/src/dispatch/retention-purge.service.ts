@@ -2,6 +2,7 @@ import { purgeInBatches } from '@envoi/shared-database';
 import { type JobRun, PeriodicJob } from '@envoi/shared-jobs';
 import { Injectable, Logger } from '@nestjs/common';
 
+import { StreamEventsRepository } from '../stream/stream-events.repository';
 import { WebhooksConfig } from '../webhooks.config';
 import { DeliveriesRepository } from './deliveries.repository';
 
@@ -10,7 +11,9 @@ const MAX_PURGE_BATCHES_PER_RUN = 10;
 
 /**
  * Keeps the engine's tables bounded: settled deliveries and their attempts go after
- * WEBHOOK_DELIVERY_RETENTION_MS.
+ * WEBHOOK_DELIVERY_RETENTION_MS; temporary stream webhooks without a listener for
+ * WEBHOOK_STREAM_TEMPORARY_TTL_MS and stream events older than WEBHOOK_STREAM_BUFFER_MAX_AGE_MS go
+ * too.
  */
 @Injectable()
 export class RetentionPurgeService {
@@ -18,6 +21,7 @@ export class RetentionPurgeService {
 
   constructor(
     private readonly deliveries: DeliveriesRepository,
+    private readonly streams: StreamEventsRepository,
     private readonly config: WebhooksConfig,
   ) {}
 
@@ -36,6 +40,18 @@ export class RetentionPurgeService {
       () => this.deliveries.purgeSettled(this.config.WEBHOOK_DELIVERY_RETENTION_MS, batch),
       bounds,
     );
-    if (deliveries > 0) this.logger.log(`purged ${deliveries} settled deliveries`);
+    const webhooks = await purgeInBatches(
+      () => this.streams.purgeIdleTemporary(this.config.WEBHOOK_STREAM_TEMPORARY_TTL_MS, batch),
+      bounds,
+    );
+    const streamEvents = await purgeInBatches(
+      () => this.streams.purgeAged(this.config.WEBHOOK_STREAM_BUFFER_MAX_AGE_MS, batch),
+      bounds,
+    );
+    if (deliveries + webhooks + streamEvents > 0) {
+      this.logger.log(
+        `purged ${deliveries} settled deliveries, ${webhooks} idle temporary webhooks, ${streamEvents} aged stream events`,
+      );
+    }
   }
 }

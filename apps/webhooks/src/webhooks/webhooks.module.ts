@@ -20,6 +20,6 @@ import { WebhooksService } from './webhooks.service';
     WebhooksRepository,
     AccountDomains,
   ],
-  exports: [WebhooksRepository, WebhookSecretCipher],
+  exports: [WebhooksRepository, WebhookSecretCipher, WebhooksService],
 })
 export class WebhooksModule {}

@@ -23,7 +23,7 @@ export type NewWebhook = Pick<
   WebhookEntity,
   'id' | 'accountId' | 'name' | 'url' | 'enabled' | 'secretCiphertext'
 > &
-  Partial<Pick<WebhookEntity, FlagProperty>> &
+  Partial<Pick<WebhookEntity, FlagProperty | 'temporary' | 'streamed' | 'streamUsedAt'>> &
   WebhookTarget;
 
 /** An update: the columns to change, and the scope and domains it ends with. */
@@ -59,7 +59,8 @@ export class WebhooksRepository {
   ): Promise<Page<StoredWebhook>> {
     const query = this.dataSource.manager
       .createQueryBuilder(WebhookEntity, 'webhook')
-      .where('webhook.accountId = :accountId', { accountId });
+      .where('webhook.accountId = :accountId', { accountId })
+      .andWhere('NOT webhook.temporary');
     for (const [name, value] of Object.entries(filters)) {
       if (typeof value !== 'boolean') continue;
       const property = name === 'enabled' ? 'enabled' : FLAG_PROPERTIES[name as WebhookEventFlag];

@@ -21,11 +21,14 @@ import {
   checkWebhookUrl,
   targetOfCreate,
   targetOfUpdate,
+  type WebhookTarget,
 } from './webhook-rules';
 import { generateWebhookSecret } from './webhook-secret';
 import { WebhookSecretCipher } from './webhook-secret-cipher';
 import { WebhooksException } from './webhooks.exception';
-import { type WebhookChanges, WebhooksRepository } from './webhooks.repository';
+import { type StoredWebhook, type WebhookChanges, WebhooksRepository } from './webhooks.repository';
+
+const TEMPORARY_WEBHOOK_NAME = 'Temporary stream webhook';
 
 type FlagColumns = Omit<WebhookChanges, 'name' | 'url' | 'enabled' | 'scope' | 'domains'>;
 
@@ -91,6 +94,32 @@ export class WebhooksService {
       ...target,
     });
     return toCreatedWebhookRecord(stored.webhook, stored.domains, secret);
+  }
+
+  /**
+   * A temporary webhook for a stream listener (POST …/webhooks/stream without an id): global,
+   * every event on, no URL (its events go to the stream only), never listed, purged when idle.
+   */
+  async createTemporary(
+    accountId: string,
+    granted: readonly string[] | undefined,
+  ): Promise<StoredWebhook> {
+    const target: WebhookTarget = { scope: 'global', domains: [] };
+    assertTargetGranted(target, granted);
+    const id = randomUUID();
+    return this.webhooks.insert({
+      id,
+      accountId,
+      name: TEMPORARY_WEBHOOK_NAME,
+      url: '',
+      enabled: true,
+      secretCiphertext: this.secrets.seal(generateWebhookSecret(), id),
+      ...flagColumns({}, true),
+      ...target,
+      temporary: true,
+      streamed: true,
+      streamUsedAt: new Date(),
+    });
   }
 
   async get(

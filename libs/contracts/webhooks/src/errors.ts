@@ -10,4 +10,8 @@ export enum WebhooksErrorCode {
   DomainNotFound = 'webhooks.domain_not_found',
   /** A domain-scoped key asked for a webhook beyond its domains (a global one, another domain). */
   ScopeNotGranted = 'webhooks.scope_not_granted',
+  /** Another listener is attached to the webhook's stream. */
+  StreamListenerAttached = 'webhooks.stream_listener_attached',
+  /** The listener is no longer the one attached to the webhook's stream. */
+  StreamNotAttached = 'webhooks.stream_not_attached',
 }

@@ -82,7 +82,7 @@ export const WEBHOOK_FILTER_NAMES = ['enabled', ...WEBHOOK_EVENT_FLAGS] as const
  * `domains`: the domains a domain-scoped key holds the route's scope for; absent for a key that
  * holds it for every domain. Such a key sees only webhooks linked to at least one of them.
  */
-function DomainRestriction(): PropertyDecorator {
+export function DomainRestriction(): PropertyDecorator {
   return (target, property) => {
     IsOptional()(target, property);
     IsArray()(target, property);

@@ -1,0 +1,62 @@
+import type { WebhookStreamEventRecord } from '@envoi/contracts-webhooks';
+
+/** The `stream` every frame of a webhook stream names. */
+export const WEBHOOK_STREAM_NAME = 'webhooks';
+
+/** What a listener is attached to. */
+export interface StreamListener {
+  accountId: string;
+  webhookId: string;
+  sessionId: string;
+}
+
+/** A frame of the webhook stream (platform notes 1.12); timestamps are Unix seconds. */
+export interface StreamFrame {
+  type: 'connected' | 'event' | 'replay';
+  event?: {
+    type: string;
+    stream_id: string;
+    account_id: string;
+    /** The payload an endpoint receives, parsed. */
+    data: unknown;
+    metadata: Record<string, string>;
+    timestamp: number;
+  };
+  session_id: string;
+  stream: string;
+  timestamp: number;
+}
+
+const unixSeconds = (date: Date): number => Math.floor(date.getTime() / 1000);
+
+export function connectedFrame(listener: StreamListener, now: Date): StreamFrame {
+  return {
+    type: 'connected',
+    session_id: listener.sessionId,
+    stream: WEBHOOK_STREAM_NAME,
+    timestamp: unixSeconds(now),
+  };
+}
+
+/** An event buffered before the listener attached (seq up to `replayUntilSeq`) is a `replay`. */
+export function eventFrame(
+  listener: StreamListener,
+  record: WebhookStreamEventRecord,
+  replayUntilSeq: number,
+  now: Date,
+): StreamFrame {
+  return {
+    type: record.seq <= replayUntilSeq ? 'replay' : 'event',
+    event: {
+      type: record.event_type,
+      stream_id: listener.webhookId,
+      account_id: listener.accountId,
+      data: JSON.parse(record.body) as unknown,
+      metadata: { 'webhook-id': record.event_id, seq: String(record.seq) },
+      timestamp: unixSeconds(new Date(record.created_at)),
+    },
+    session_id: listener.sessionId,
+    stream: WEBHOOK_STREAM_NAME,
+    timestamp: unixSeconds(now),
+  };
+}
