@@ -750,6 +750,7 @@ export class AcceptService {
       headers: sources.headers,
       substitutions: sources.substitutions ?? null,
       templated: sources.templated,
+      rawContent: null,
       purgeAt: options.purgeContentAt,
       purgedAt: null,
       retainUntil: options.retainUntil,
