@@ -82,9 +82,18 @@ export class SubmissionAccept {
     @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
   ) {}
 
-  submit(request: AcceptSubmissionRequest): Promise<AcceptSubmissionResult> {
+  /** A submission whose every recipient is over the monthly credit is refused (its retry too). */
+  async submit(request: AcceptSubmissionRequest): Promise<AcceptSubmissionResult> {
     const context = sendContext(request);
-    return this.acceptedRequests.onceSubmitted(context, () => this.store(request, context));
+    const result = await this.acceptedRequests.onceSubmitted(context, () =>
+      this.store(request, context),
+    );
+    const refused = result.messages.every((message) => message.status === 'error');
+    const overCredit = result.messages.find((message) => isCreditRefusal(message.error));
+    if (refused && overCredit) {
+      throw MessagesException.submissionAccountDisabled(overCredit.error ?? '');
+    }
+    return result;
   }
 
   private async store(
@@ -134,12 +143,7 @@ export class SubmissionAccept {
       }
       throw error;
     }
-    const result = recorded(reply);
-    const refused = result.messages.every((message) => message.status === 'error');
-    const overCredit = result.messages.find((message) => isCreditRefusal(message.error));
-    if (refused && overCredit)
-      throw MessagesException.submissionAccountDisabled(overCredit.error ?? '');
-    return result;
+    return recorded(reply);
   }
 
   /** The raw message, inline or taken from the upload bucket (its size and digest checked). */
