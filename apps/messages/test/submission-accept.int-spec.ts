@@ -15,6 +15,7 @@ import { MessagesRepository } from '../src/messages/messages.repository';
 import {
   collected,
   createDomain,
+  messageBody,
   type MessagesTestApp,
   newSender,
   type Sender,
@@ -349,5 +350,27 @@ describe('messages service: SMTP submissions', () => {
     // Its retry is answered alike.
     await expect(submit(over)).rejects.toMatchObject(refusal);
     expect(await sendCount(sender.accountId)).toBe(1);
+  });
+
+  it('honours the control headers in a v1 send’s headers, and does not send them', async () => {
+    const sender = await newSender(app);
+    const v1 = (headers: Record<string, string>) =>
+      app.rpc.request(MessagesSubjects.createMessage, {
+        account_id: sender.accountId,
+        api: 'v1',
+        body: messageBody(sender, { headers: { 'X-Keep': 'yes', ...headers } }),
+      });
+
+    const result = await v1({ 'AhaSend-Track-Clicks': 'false', 'ahasend-tags': 'v1, legacy' });
+
+    const message = await messageRow(result.data[0]?.id ?? null);
+    expect(message).toMatchObject({ trackClicks: false, tags: ['v1', 'legacy'] });
+    const stored = (await storedRaw(app, message.id))?.toString();
+    expect(stored).toContain('X-Keep: yes');
+    expect(stored?.toLowerCase()).not.toContain('ahasend');
+    await expect(v1({ 'ahasend-data-retention': '31' })).rejects.toMatchObject({
+      code: MessagesErrorCode.InvalidMessage,
+      message: expect.stringContaining('ahasend-data-retention') as unknown,
+    });
   });
 });

@@ -57,6 +57,7 @@ import {
   type AuthorizedSender,
   SenderAuthorizations,
 } from '../senders/sender-authorizations.service';
+import { ControlHeaderError, withHeaderControls } from '../submissions/control-headers';
 import { TrackingRepository } from '../tracking/tracking.repository';
 import { deliveryChunks, firstDeliveryJob } from './delivery-chunks';
 import { combinedInsertStatement } from './insert-rows';
@@ -186,6 +187,16 @@ function contentOf(body: SendOptionsBody): Content {
     ...(body.html_content !== undefined ? { html: body.html_content } : {}),
     ...(body.amp_content !== undefined ? { amp: body.amp_content } : {}),
   };
+}
+
+/** A v1 send with the control headers of its `content.headers` applied (platform notes 3.2). */
+function v1Body(body: CreateMessageBody): CreateMessageBody {
+  try {
+    return withHeaderControls(body);
+  } catch (error) {
+    if (error instanceof ControlHeaderError) throw MessagesException.invalid(error.message);
+    throw error;
+  }
 }
 
 /** Spec 4.2 rules 1, 4, 5 and the header rules, as the composition module states them. */
@@ -444,7 +455,8 @@ export class AcceptService {
   }
 
   private async acceptMessage(request: CreateMessageRequest): Promise<CreateMessageResult> {
-    const body = await this.readBody(request, CreateMessageBody);
+    const read = await this.readBody(request, CreateMessageBody);
+    const body = request.api === 'v1' ? v1Body(read) : read;
     const now = new Date();
     applyContentRules(body, 'message');
     const setting = await this.setting(

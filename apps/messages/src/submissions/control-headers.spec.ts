@@ -1,4 +1,9 @@
-import { controlFields, ControlHeaderError, readControlOptions } from './control-headers';
+import {
+  controlFields,
+  ControlHeaderError,
+  readControlOptions,
+  withHeaderControls,
+} from './control-headers';
 import { readHeaderBlock } from './header-block';
 
 function optionsOf(headers: string) {
@@ -90,5 +95,35 @@ describe('readControlOptions', () => {
     expect(error.header).toBe(header);
     expect(error.message).toContain(header);
     expect(error.message).toContain(rule);
+  });
+});
+
+describe('withHeaderControls (v1 content.headers)', () => {
+  const base = { from: { email: 'a@x.test' }, subject: 'Hi' };
+
+  it('moves the control headers into the options and out of the headers', () => {
+    expect(
+      withHeaderControls({
+        ...base,
+        headers: { 'X-Keep': 'yes', 'AhaSend-Track-Clicks': ' false ', 'ahasend-tags': 'a,b' },
+      }),
+    ).toEqual({
+      ...base,
+      headers: { 'X-Keep': 'yes' },
+      tracking: { click: false },
+      tags: ['a', 'b'],
+    });
+  });
+
+  it('leaves a body without control headers as it is', () => {
+    const body = { ...base, headers: { 'X-Keep': 'yes' } };
+    expect(withHeaderControls(body)).toBe(body);
+    expect(withHeaderControls(base)).toBe(base);
+  });
+
+  it('refuses a bad value naming the header', () => {
+    expect(() =>
+      withHeaderControls({ ...base, headers: { 'AhaSend-Sandbox': 'perhaps' } }),
+    ).toThrow('control header AhaSend-Sandbox: must be true or 1');
   });
 });

@@ -126,7 +126,11 @@ function setOnce<K extends keyof Settings>(
   settings[key] = value;
 }
 
-function applySetting(settings: Settings, name: Setting, field: HeaderField): void {
+function applySetting(
+  settings: Settings,
+  name: Setting,
+  field: Pick<HeaderField, 'name' | 'value'>,
+): void {
   const { name: header, value } = field;
   switch (name) {
     case 'trackOpens':
@@ -148,7 +152,9 @@ function applySetting(settings: Settings, name: Setting, field: HeaderField): vo
  * A header given more than once (in either spelling) must give the same value each time; tags
  * headers add up. Throws ControlHeaderError naming the first header that breaks its rule.
  */
-export function readControlOptions(fields: readonly HeaderField[]): ControlOptions {
+export function readControlOptions(
+  fields: ReadonlyArray<Pick<HeaderField, 'name' | 'value'>>,
+): ControlOptions {
   const settings: Settings = {};
   const tags = new Set<string>();
   for (const field of fields) {
@@ -188,5 +194,23 @@ function controlOptions(settings: Settings, tags: string[]): ControlOptions {
         }
       : {}),
     ...(tags.length > 0 ? { tags } : {}),
+  };
+}
+
+/**
+ * A v1 send's `content.headers` may carry the control headers too (platform notes 3.2): they set
+ * its options (v1 has no fields of its own for them) and are not sent. The body as accept reads
+ * it; throws ControlHeaderError as readControlOptions does.
+ */
+export function withHeaderControls<T extends SendOptionsBody>(body: T): T {
+  const entries = Object.entries(body.headers ?? {});
+  const controls = entries
+    .filter(([name]) => isControlHeader(name))
+    .map(([name, value]) => ({ name, value: value.trim() }));
+  if (controls.length === 0) return body;
+  return {
+    ...body,
+    ...readControlOptions(controls),
+    headers: Object.fromEntries(entries.filter(([name]) => !isControlHeader(name))),
   };
 }
