@@ -52,6 +52,13 @@ interface HostPool {
 export interface SmtpEnvelope {
   from: string;
   to: string[];
+  /** MAIL FROM with BODY=8BITMIME (RFC 6152) when the server offers it. */
+  use8BitMime?: boolean;
+}
+
+/** Whether the message has bytes over 127 (mail submitted over SMTP may): see use8BitMime. */
+export function hasEightBitBytes(data: Buffer): boolean {
+  return data.some((byte) => byte > 0x7f);
 }
 
 export interface SmtpSendInfo {

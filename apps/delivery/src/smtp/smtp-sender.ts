@@ -3,7 +3,13 @@ import { Readable } from 'node:stream';
 
 import { dkimSigned } from './dkim-signature';
 import type { MailHost } from './mx-resolver';
-import { SmtpAbortedError, type SmtpEndpoint, type SmtpEnvelope, type SmtpPool } from './smtp-pool';
+import {
+  hasEightBitBytes,
+  SmtpAbortedError,
+  type SmtpEndpoint,
+  type SmtpEnvelope,
+  type SmtpPool,
+} from './smtp-pool';
 import { formatSmtpReply, parseSmtpReply, type SmtpReply } from './smtp-reply';
 
 /** The header fields a DKIM signature covers (those present), relaxed/relaxed. */
@@ -146,6 +152,9 @@ export class SmtpSender {
       ...message.dkim,
       headerFieldNames: DKIM_SIGNED_HEADERS,
     });
+    const envelope = hasEightBitBytes(data)
+      ? { ...message.envelope, use8BitMime: true }
+      : message.envelope;
     let tried = 0;
     let last: { host: string; reply: string } = { host: '', reply: 'no address to try' };
     for (const { host, addresses } of hosts) {
@@ -153,7 +162,7 @@ export class SmtpSender {
         if (tried >= this.options.maxAddresses) return { kind: 'transient', ...last };
         tried++;
         const endpoint = { address, host, plain: false };
-        const outcome = await this.sendTo(endpoint, message.envelope, data, signal, gate);
+        const outcome = await this.sendTo(endpoint, envelope, data, signal, gate);
         if (outcome.kind !== 'next') return outcome;
         last = { host, reply: outcome.reply };
       }

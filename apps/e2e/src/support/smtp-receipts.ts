@@ -8,6 +8,8 @@ import { e2eEnvironment } from './environment';
 /** A message the recipients' MX accepted, as the e2e specs read it back. */
 export interface StoredReceipt {
   mailFrom: string;
+  /** MAIL FROM's BODY parameter, when given. */
+  body?: string;
   rcptTo: string[];
   secure: boolean;
   raw: string;
@@ -23,6 +25,7 @@ export function persistReceipts(sink: SmtpSink, dir: string): void {
     count += 1;
     const stored: StoredReceipt = {
       mailFrom: receipt.mailFrom,
+      ...(receipt.body !== undefined ? { body: receipt.body } : {}),
       rcptTo: receipt.rcptTo,
       secure: receipt.secure,
       raw: receipt.raw.toString('utf8'),

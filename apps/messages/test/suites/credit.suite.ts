@@ -14,7 +14,7 @@ import {
 } from '../messages-test-app';
 
 /** A sub-account with this monthly credit and a verified domain. */
-async function cappedSender(app: MessagesTestApp, monthlyCredit: number): Promise<Sender> {
+export async function cappedSender(app: MessagesTestApp, monthlyCredit: number): Promise<Sender> {
   const { account: parent } = await createAccount(app);
   const child = await app.rpc.request(AccountsSubjects.createSubAccount, {
     account_id: parent.id,

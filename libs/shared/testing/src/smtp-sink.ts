@@ -7,6 +7,8 @@ import { SMTPConnection } from 'smtp-server/lib/smtp-connection';
 /** What the sink received and answered 250 to. */
 export interface SinkReceipt {
   mailFrom: string;
+  /** MAIL FROM's BODY parameter (`8BITMIME`, …), when given. */
+  body?: string;
   rcptTo: string[];
   raw: Buffer;
   secure: boolean;
@@ -193,8 +195,10 @@ export class SmtpSink {
       if (local.startsWith('stall-')) return;
       const accept = () => {
         const mailFrom = session.envelope.mailFrom;
+        const body: unknown = mailFrom ? mailFrom.args && mailFrom.args['BODY'] : undefined;
         this.receipts.push({
           mailFrom: mailFrom ? mailFrom.address : '',
+          ...(typeof body === 'string' ? { body } : {}),
           rcptTo,
           raw: Buffer.concat(chunks),
           secure: session.secure,
