@@ -8,6 +8,8 @@ import { AccountsModule } from './accounts/accounts.module';
 import { ApiKeysModule } from './api-keys/api-keys.module';
 import { accountsDataSourceOptions } from './database/data-source-options';
 import { MembersModule } from './members/members.module';
+import { NOTIFICATION_SUBJECTS } from './notifications/notification-events.controller';
+import { NotificationsModule } from './notifications/notifications.module';
 import { SubAccountsModule } from './sub-accounts/sub-accounts.module';
 import { SuspensionModule } from './suspension/suspension.module';
 import { UsageModule } from './usage/usage.module';
@@ -24,7 +26,12 @@ export class AppModule {
           service: SERVICE_NAME,
           config,
           dataSource: accountsDataSourceOptions,
-          consumes: [DomainsStreamSubjects.deleted, MessagesStreamSubjects.reception],
+          outbox: { settings: config },
+          consumes: [
+            DomainsStreamSubjects.deleted,
+            MessagesStreamSubjects.reception,
+            ...NOTIFICATION_SUBJECTS,
+          ],
         }),
         UsersModule,
         MembersModule,
@@ -33,6 +40,7 @@ export class AppModule {
         SubAccountsModule,
         SuspensionModule,
         UsageModule,
+        NotificationsModule,
       ],
     };
   }
