@@ -4,7 +4,7 @@ import { WebhookDisabledData, WebhooksStreamSubjects } from '@envoi/contracts-we
 import { type ConsumerTuning, StreamConsumer, UnprocessableMessageError } from '@envoi/shared-nats';
 import { Injectable, Logger } from '@nestjs/common';
 
-import type { AccountsConfig } from '../accounts.config';
+import { AccountsConfig } from '../accounts.config';
 import {
   type ComposedNotification,
   composeIpAllowListChanged,
