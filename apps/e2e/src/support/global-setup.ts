@@ -29,6 +29,15 @@ export default async function globalSetup(): Promise<void> {
   const sink = await SmtpSink.start('127.0.0.1', smtpPort);
   const smtpReceiptsDir = path.join(dataDir, 'smtp-receipts');
   persistReceipts(sink, smtpReceiptsDir);
+  // The operator's smarthost for notifications to account members: another sink, plain SMTP.
+  const notificationsPort = await findFreePort();
+  const notificationsSink = await SmtpSink.start('127.0.0.1', notificationsPort, false);
+  const notificationReceiptsDir = path.join(dataDir, 'notification-receipts');
+  persistReceipts(notificationsSink, notificationReceiptsDir);
+  const stopSinks = async (): Promise<void> => {
+    await sink.stop();
+    await notificationsSink.stop();
+  };
   const dnsZoneFile = path.join(dataDir, 'dns-zone.json');
   const dns = await startZoneFileDns(dnsZoneFile, {
     [RECIPIENT_DOMAIN]: [{ type: 'MX', exchange: RECIPIENT_MX, priority: 10 }],
@@ -62,12 +71,15 @@ export default async function globalSetup(): Promise<void> {
         // Webhook retries 5 ms × n⁴ apart (all 6 attempts within ~5 s), a hung endpoint fails in 2 s.
         WEBHOOK_RETRY_BASE_MS: '5',
         WEBHOOK_TIMEOUT_MS: '2000',
+        NOTIFICATIONS_SMTP_URL: `smtp://127.0.0.1:${notificationsPort}`,
+        NOTIFICATIONS_FROM: 'Envoi <no-reply@envoi.test>',
+        NOTIFICATIONS_RETRY_MS: '200',
       },
     });
   } catch (error) {
     unwatchFile(dnsZoneFile);
     await dns.stop();
-    await sink.stop();
+    await stopSinks();
     throw error;
   }
   exportE2eEnvironment({
@@ -79,6 +91,7 @@ export default async function globalSetup(): Promise<void> {
     dnsServer: dns.address,
     dnsZoneFile,
     smtpReceiptsDir,
+    notificationReceiptsDir,
     health: platform.health,
     serviceEnv: Object.fromEntries(
       Object.entries(platform.serviceEnv).filter(
@@ -92,7 +105,7 @@ export default async function globalSetup(): Promise<void> {
       await platform.stop();
       unwatchFile(dnsZoneFile);
       await dns.stop();
-      await sink.stop();
+      await stopSinks();
     },
   });
 }
