@@ -28,7 +28,7 @@ const SCHEMA_ERROR = "values don't meet the specifications of the schema";
 interface EnvVar {
   name: string;
   value?: string;
-  valueFrom?: { secretKeyRef?: { name: string; key: string } };
+  valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } };
 }
 interface Probe {
   httpGet?: { path: string; port: string | number };
@@ -75,22 +75,31 @@ const mainConfig = (name: string) => programConfigVariables(ROOT, name, 'main');
 /** values.yaml, for what the chart documents: the secrets and each service's required settings. */
 const defaults = parse(readFileSync(path.join(ROOT, CHART, 'values.yaml'), 'utf8')) as {
   secrets: { env: Record<string, string> };
-  services: Record<string, { requiredConfig?: string[] }>;
+  services: Record<string, { requiredConfig?: string[]; optionalSecretEnv?: string[] }>;
 };
 const secretKeys = Object.keys(defaults.secrets.env);
+/** The secrets a service is given only when they are set (optionalSecretEnv): never required. */
+const optionalSecretKeys = new Set(
+  Object.values(defaults.services).flatMap((svc) => svc.optionalSecretEnv ?? []),
+);
 
 /** A value each secret's schema pattern accepts. */
 function sampleSecret(key: string): string {
   if (key === 'DATABASE_URL') return 'postgres://envoi:password@db.example.com:5432/envoi';
   if (key === 'NATS_URL') return 'nats://nats-1.example.com:4222,nats://nats-2.example.com:4222';
   if (key.endsWith('_KEY')) return 'ab'.repeat(32);
+  if (key === 'NOTIFICATIONS_SMTP_URL') return 'smtp://envoi:password@smtp.example.com:587';
   return 's'.repeat(48);
 }
 
 /** Every value the chart requires when it creates the Secrets itself (no existing ones). */
 const requiredValues: Record<string, string> = {
   'image.repository': 'registry.example.com/envoi',
-  ...Object.fromEntries(secretKeys.map((key) => [`secrets.env.${key}`, sampleSecret(key)])),
+  ...Object.fromEntries(
+    secretKeys
+      .filter((key) => !optionalSecretKeys.has(key))
+      .map((key) => [`secrets.env.${key}`, sampleSecret(key)]),
+  ),
   'tls.crt': '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n',
   'tls.key': '-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n',
   ...Object.fromEntries(
@@ -104,6 +113,11 @@ const requiredValues: Record<string, string> = {
 };
 
 const render = (values: ChartValues) => renderChart(ROOT, CHART, values);
+/** The optional secrets, set: the chart then puts them in the Secret it creates. */
+const optionalSecretValues = Object.fromEntries(
+  [...optionalSecretKeys].map((key) => [`secrets.env.${key}`, sampleSecret(key)]),
+);
+
 const withExample = (set: ChartValues['set']): ChartValues => ({ ...EXAMPLE_VALUES, set });
 
 function ofKind(manifests: Manifest[], kind: string): Manifest[] {
@@ -159,7 +173,10 @@ describe('the Helm chart (k8s/envoi), rendered by helm', () => {
   let given: Manifest[] = [];
 
   beforeAll(async () => {
-    [example, given] = await Promise.all([render(EXAMPLE_VALUES), render({ set: requiredValues })]);
+    [example, given] = await Promise.all([
+      render(EXAMPLE_VALUES),
+      render({ set: { ...requiredValues, ...optionalSecretValues } }),
+    ]);
   });
 
   const deploymentOf = (name: string) => workload(example, 'Deployment', `envoi-${name}`);
@@ -270,6 +287,22 @@ describe('the Helm chart (k8s/envoi), rendered by helm', () => {
     expect(Object.keys(migrate['stringData'] as object)).toContain('DATABASE_URL');
     expect(find(given, 'Secret', 'envoi-tls')['type']).toBe('kubernetes.io/tls');
     expect(ofKind(example, 'Secret')).toEqual([]);
+  });
+
+  it('gives an optional secret only when it is set, never requiring it', async () => {
+    const withoutOptional = await render({ set: requiredValues });
+    const secret = find(withoutOptional, 'Secret', 'envoi')['stringData'] as Record<string, string>;
+    for (const key of optionalSecretKeys) {
+      expect(Object.keys(secret)).not.toContain(key);
+      const services = Object.entries(defaults.services).filter(([, svc]) =>
+        (svc.optionalSecretEnv ?? []).includes(key),
+      );
+      for (const [name] of services) {
+        const container = onlyContainer(workload(withoutOptional, 'Deployment', `envoi-${name}`));
+        const variable = (container.env ?? []).find((entry) => entry.name === key);
+        expect(variable?.valueFrom?.secretKeyRef).toEqual({ name: 'envoi', key, optional: true });
+      }
+    }
   });
 
   it.each(Object.keys(requiredValues))('refuses to render without %s', async (value) => {

@@ -1,4 +1,4 @@
-import { EventConsumerServiceEnv, IntSetting } from '@envoi/shared-config';
+import { IntSetting, OutboxEventConsumerServiceEnv } from '@envoi/shared-config';
 import { IsOptional, IsString, Matches } from 'class-validator';
 
 export { MigrationEnv as MigrationConfig } from '@envoi/shared-config';
@@ -8,10 +8,10 @@ export const SERVICE_NAME = 'accounts';
 const DAY_MS = 86_400_000;
 
 /**
- * The accounts service's environment, validated once at boot. Its durable events are the domain
- * deletions (EVENTS_*).
+ * The accounts service's environment, validated once at boot. It consumes durable events (EVENTS_*)
+ * and publishes its own through an outbox (OUTBOX_*).
  */
-export class AccountsConfig extends EventConsumerServiceEnv {
+export class AccountsConfig extends OutboxEventConsumerServiceEnv {
   /**
    * How long a key creation or update waits for the domains service to resolve the domains its
    * scopes name; well under the gateway's RPC timeout, so that a slow answer fails cleanly (503)
@@ -65,4 +65,35 @@ export class AccountsConfig extends EventConsumerServiceEnv {
   @IntSetting(1_000, DAY_MS) SMTP_LOGIN_BLOCK_MS: number = 900_000;
   /** How often a replica forgets counts whose window and block have both run out. */
   @IntSetting(50, DAY_MS) SMTP_LOGIN_FAILURES_PURGE_INTERVAL_MS: number = 600_000;
+
+  /**
+   * The operator's SMTP smarthost for the platform's own mail to account members
+   * (`smtp://user:pass@host:587`, STARTTLS when offered; `smtps://` for implicit TLS). Empty:
+   * no notification is sent.
+   */
+  @IsOptional()
+  @Matches(/^(smtps?:\/\/[^\s]+)?$/, {
+    message: 'NOTIFICATIONS_SMTP_URL must be an smtp:// or smtps:// URL, or empty',
+  })
+  NOTIFICATIONS_SMTP_URL: string = '';
+
+  /** The From of notifications (`Envoi <no-reply@envoi.example>`); required with a smarthost. */
+  @IsOptional() @IsString() NOTIFICATIONS_FROM: string = '';
+
+  /** The dashboard's base URL, for links in notifications; empty: no links. */
+  @IsOptional()
+  @Matches(/^(https?:\/\/[^\s]+)?$/, {
+    message: 'NOTIFICATIONS_DASHBOARD_URL must be an http(s) URL, or empty',
+  })
+  NOTIFICATIONS_DASHBOARD_URL: string = '';
+
+  /** How long the smarthost gets to connect, greet and answer each command. */
+  @IntSetting(100, 300_000) NOTIFICATIONS_SMTP_TIMEOUT_MS: number = 30_000;
+
+  /** A notification the smarthost refused comes back after this, doubling up to the max. */
+  @IntSetting(10, DAY_MS) NOTIFICATIONS_RETRY_MS: number = 30_000;
+  @IntSetting(10, DAY_MS) NOTIFICATIONS_RETRY_MAX_MS: number = 3_600_000;
+
+  /** Tries per notification; after the last it is logged as given up (a dead letter). */
+  @IntSetting(1, 1_000) NOTIFICATIONS_MAX_ATTEMPTS: number = 15;
 }

@@ -9,6 +9,8 @@ import { ApiKeysModule } from './api-keys/api-keys.module';
 import { accountsDataSourceOptions } from './database/data-source-options';
 import { MembersModule } from './members/members.module';
 import { SmtpCredentialsModule } from './smtp-credentials/smtp-credentials.module';
+import { NOTIFICATION_SUBJECTS } from './notifications/notification-events.controller';
+import { NotificationsModule } from './notifications/notifications.module';
 import { SubAccountsModule } from './sub-accounts/sub-accounts.module';
 import { SuspensionModule } from './suspension/suspension.module';
 import { UsageModule } from './usage/usage.module';
@@ -25,7 +27,12 @@ export class AppModule {
           service: SERVICE_NAME,
           config,
           dataSource: accountsDataSourceOptions,
-          consumes: [DomainsStreamSubjects.deleted, MessagesStreamSubjects.reception],
+          outbox: { settings: config },
+          consumes: [
+            DomainsStreamSubjects.deleted,
+            MessagesStreamSubjects.reception,
+            ...NOTIFICATION_SUBJECTS,
+          ],
         }),
         UsersModule,
         MembersModule,
@@ -35,6 +42,7 @@ export class AppModule {
         SuspensionModule,
         UsageModule,
         SmtpCredentialsModule,
+        NotificationsModule,
       ],
     };
   }

@@ -74,17 +74,19 @@ async function within<T>(promise: Promise<T>, timeoutMs: number, what: string): 
 
 /**
  * Boots, on a private bus and database, the real domains service (a process, from the build) and
- * the accounts service (in this process, migrated first), and waits until the accounts service
- * consumes domain events.
+ * the accounts service (in this process, migrated first, with `env` over the test settings), and
+ * waits until the accounts service consumes domain events.
  */
-export async function startAccountsService(): Promise<AccountsTestApp> {
+export async function startAccountsService(
+  env: Readonly<Record<string, string>> = {},
+): Promise<AccountsTestApp> {
   await IsolatedPlatform.build();
   const platform = await IsolatedPlatform.start();
   try {
     const domainsEnv = platform.offlineDomainsEnv();
     let domains = await platform.startService('domains', domainsEnv);
 
-    const config = loadConfig(AccountsConfig, platform.env(ACCOUNTS_TEST_ENV));
+    const config = loadConfig(AccountsConfig, platform.env({ ...ACCOUNTS_TEST_ENV, ...env }));
     await runAccountsMigrations(config.DATABASE_URL);
 
     @Module({ imports: [AppModule.forRoot(config)] })

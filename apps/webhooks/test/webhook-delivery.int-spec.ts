@@ -49,6 +49,9 @@ async function untilDelivery(
  * loopback receiver: events published on EVENTS reach exactly the subscribed endpoints, signed,
  * retried on failure, and the endpoints' counters follow.
  */
+/** jest types its asymmetric matchers `any`, which type-aware lint refuses. */
+const anyString: unknown = expect.any(String);
+
 describe('webhook deliveries', () => {
   const rig = useWebhooksTestRig();
 
@@ -247,6 +250,24 @@ describe('webhook deliveries', () => {
       disabled_reason: 'too many consecutive failed calls',
     });
     expect(await app.attempts(id)).toHaveLength(5);
+    // Once, in the statement that disabled it, for the account's members.
+    expect(await app.disabledNotices(id)).toEqual([
+      {
+        id: anyString,
+        type: 'webhook.disabled',
+        timestamp: anyString,
+        data: {
+          account_id: accountId,
+          webhook_id: id,
+          name: `test ${id}`,
+          url,
+          reason: 'consecutive_failures',
+          consecutive_failures: 5,
+          last_status: null,
+          disabled_at: anyString,
+        },
+      },
+    ]);
   }, 40_000);
 
   it('disables an endpoint that answers 410 Gone at once', async () => {
@@ -259,6 +280,9 @@ describe('webhook deliveries', () => {
       disabled_reason: 'the endpoint answered 410 Gone',
       error_count: '1',
     });
+    const [notice, ...more] = await app.disabledNotices(id);
+    expect(more).toEqual([]);
+    expect(notice?.['data']).toMatchObject({ reason: 'gone', last_status: 410 });
     const later = deliveredEvent(accountId, 'a@gone.example');
     await app.publish(DeliveryStreamSubjects.delivered, later);
     await pollUntil(() => app.eventsHandled(), Boolean, { what: 'the later event handled' });

@@ -254,6 +254,14 @@ describe('webhooks service', () => {
           ...extra,
         });
 
+      // A user's disabling is no event: only the platform's own tells the members.
+      await expect(update({ enabled: false })).resolves.toMatchObject({ enabled: false });
+      const notices = await db().query<unknown[]>(
+        `SELECT id FROM webhooks.outbox WHERE payload->'data'->>'webhook_id' = $1`,
+        [created.id],
+      );
+      expect(notices).toEqual([]);
+
       const renamed = await update({ name: 'renamed', on_failed: null, on_opened: true });
       expect(renamed).toMatchObject({ name: 'renamed', on_failed: true, on_opened: true });
       expect(Date.parse(renamed.updated_at)).toBeGreaterThanOrEqual(Date.parse(created.updated_at));

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 
 import { EVENTS_STREAM, type StreamSubject } from '@envoi/contracts-core';
-import { type WebhookEventFlag } from '@envoi/contracts-webhooks';
+import { type WebhookEventFlag, WebhooksStreamSubjects } from '@envoi/contracts-webhooks';
 import { connectNats } from '@envoi/shared-nats';
 import { type ChildHandle, IsolatedPlatform } from '@envoi/shared-testing';
 import { WebhookReceiver } from '@envoi/shared-testing';
@@ -143,6 +143,16 @@ export class WebhooksTestApp {
     const [row] = rows;
     if (!row) throw new Error(`no webhook ${id}`);
     return row;
+  }
+
+  /** The `webhook.disabled` events of the webhook in the outbox (what its members are told). */
+  async disabledNotices(webhookId: string): Promise<Array<Record<string, unknown>>> {
+    const { rows } = await this.db.query<{ payload: Record<string, unknown> }>(
+      `SELECT payload FROM webhooks.outbox
+       WHERE subject = $1 AND payload->'data'->>'webhook_id' = $2 ORDER BY seq`,
+      [WebhooksStreamSubjects.webhookDisabled.name, webhookId],
+    );
+    return rows.map((row) => row.payload);
   }
 
   async attempts(webhookId: string): Promise<AttemptRow[]> {

@@ -66,6 +66,18 @@ envoi/egress-{{ kebabcase $kind }}: 'true'
 {{- $keys | uniq | sortAlpha | toJson -}}
 {{- end -}}
 
+{{/* The Secret's keys a service takes only when set (optionalSecretEnv), less the required ones. */}}
+{{- define "envoi.optionalSecretKeys" -}}
+{{- $required := include "envoi.secretKeys" . | fromJsonArray -}}
+{{- $keys := list -}}
+{{- range $name, $svc := .Values.services -}}
+{{- range ($svc.optionalSecretEnv | default list) -}}
+{{- if not (has . $required) }}{{ $keys = append $keys . }}{{ end -}}
+{{- end -}}
+{{- end -}}
+{{- $keys | uniq | sortAlpha | toJson -}}
+{{- end -}}
+
 {{/* Whether any service mounts the TLS Secret: "true" or "". */}}
 {{- define "envoi.usesTls" -}}
 {{- range $name, $svc := .Values.services -}}

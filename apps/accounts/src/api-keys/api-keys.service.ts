@@ -1,4 +1,5 @@
 import {
+  AccountsStreamSubjects,
   ALL_ACCESS_SCOPES,
   type ApiKeyRecord,
   type ApiKeyUse,
@@ -9,6 +10,7 @@ import {
 } from '@envoi/contracts-accounts';
 import type { MessageResponse, Page, PageRequest } from '@envoi/contracts-core';
 import { isIpAllowed } from '@envoi/shared-net';
+import { enqueueEvent } from '@envoi/shared-outbox';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
@@ -32,6 +34,7 @@ import { generateApiKey } from './api-key-secret';
 import { ApiKeysException } from './api-keys.exception';
 import { ApiKeysRepository } from './api-keys.repository';
 import { DomainScopesService } from './domain-scopes.service';
+import { type IpAllowListChange, ipAllowListChangedEvent } from './ip-allow-list-event';
 import { isParentOnlyScope } from './sub-account-keys.rules';
 
 export const FULL_ACCESS_LABEL = 'Full access';
@@ -70,7 +73,18 @@ export class ApiKeysService {
     const scopes = await this.domainScopes.grant(accountId, canonical);
     return this.dataSource.transaction(async (manager) => {
       await this.domainScopes.holdDomains(manager, scopes);
-      return this.insertKey(manager, accountId, body.label, scopes, ipAllowList);
+      const created = await this.insertKey(manager, accountId, body.label, scopes, ipAllowList);
+      if (ipAllowList.length > 0) {
+        await this.announceAllowList(manager, {
+          accountId,
+          keyId: created.id,
+          label: created.label,
+          previous: [],
+          next: ipAllowList,
+          at: new Date(created.created_at),
+        });
+      }
+      return created;
     });
   }
 
@@ -173,11 +187,34 @@ export class ApiKeysService {
       );
 
       const updated = await this.findKey(accountId, keyId, manager);
+      if (allowListChanged && ipAllowList !== null) {
+        await this.announceAllowList(manager, {
+          accountId,
+          keyId,
+          label: updated.label,
+          previous: key.ipAllowList,
+          next: ipAllowList,
+          ...(caller ? { caller } : {}),
+          at: updated.updatedAt,
+        });
+      }
       const updatedScopes = (await this.keys.scopesByKey([key.id], manager)).get(key.id) ?? [];
       return toApiKeyRecord(updated, updatedScopes);
     });
     this.events.changed(keyId, accountId);
     return record;
+  }
+
+  /** Records the allow list's change for the owners and administrators, in the transaction. */
+  private async announceAllowList(
+    manager: EntityManager,
+    change: IpAllowListChange,
+  ): Promise<void> {
+    await enqueueEvent(
+      manager,
+      AccountsStreamSubjects.apiKeyIpAllowListChanged,
+      ipAllowListChangedEvent(change),
+    );
   }
 
   /**

@@ -1,7 +1,7 @@
 import path from 'node:path';
 
 import { serviceDataSourceOptions } from '@envoi/shared-database';
-import { DeadLetterEntity } from '@envoi/shared-outbox';
+import { DeadLetterEntity, OutboxMessageEntity } from '@envoi/shared-outbox';
 import type { DataSourceOptions } from 'typeorm';
 
 import { AccountEntity } from '../accounts/account.entity';
@@ -20,6 +20,7 @@ export const ACCOUNTS_SCHEMA = 'accounts';
 
 export const ACCOUNTS_ENTITIES = [
   DeadLetterEntity,
+  OutboxMessageEntity,
   AccountEntity,
   UserEntity,
   MemberEntity,

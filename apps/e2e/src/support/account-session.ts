@@ -31,17 +31,19 @@ export interface AccountSession {
 
 /**
  * A fresh account per test, created the way the admin command does (over the bus); a sub-account
- * of `parentAccountId` when given.
+ * of `parentAccountId` when given; its owner without an email address unless `ownerEmail`.
  */
 export async function createAccountSession(
   name = `e2e-${randomUUID().slice(0, 8)}`,
   parentAccountId?: string,
+  ownerEmail?: string,
 ): Promise<AccountSession> {
   const created = await (
     await rpc()
   ).request(AccountsSubjects.createAccount, {
     name,
     ...(parentAccountId ? { parent_account_id: parentAccountId } : {}),
+    ...(ownerEmail ? { owner_email: ownerEmail } : {}),
   });
   const accountId = created.account.id;
   return {

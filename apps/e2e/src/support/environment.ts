@@ -11,6 +11,8 @@ export interface E2eEnvironment {
   dnsZoneFile: string;
   /** Where the recipients' MX (an SMTP sink on loopback) writes what it receives, one JSON each. */
   smtpReceiptsDir: string;
+  /** Where the notifications' smarthost (another SMTP sink) writes what it receives. */
+  notificationReceiptsDir: string;
   /** Each service's health endpoints: base URL by service name. */
   health: Record<string, string>;
   /** The environment the platform's services run with, to start extra replicas. */

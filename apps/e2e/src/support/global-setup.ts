@@ -29,6 +29,15 @@ export default async function globalSetup(): Promise<void> {
   const sink = await SmtpSink.start('127.0.0.1', smtpPort);
   const smtpReceiptsDir = path.join(dataDir, 'smtp-receipts');
   persistReceipts(sink, smtpReceiptsDir);
+  // The operator's smarthost for notifications to account members: another sink, plain SMTP.
+  const notificationsPort = await findFreePort();
+  const notificationsSink = await SmtpSink.start('127.0.0.1', notificationsPort, false);
+  const notificationReceiptsDir = path.join(dataDir, 'notification-receipts');
+  persistReceipts(notificationsSink, notificationReceiptsDir);
+  const stopSinks = async (): Promise<void> => {
+    await sink.stop();
+    await notificationsSink.stop();
+  };
   const dnsZoneFile = path.join(dataDir, 'dns-zone.json');
   const dns = await startZoneFileDns(dnsZoneFile, {
     [RECIPIENT_DOMAIN]: [{ type: 'MX', exchange: RECIPIENT_MX, priority: 10 }],
@@ -64,12 +73,15 @@ export default async function globalSetup(): Promise<void> {
         WEBHOOK_TIMEOUT_MS: '2000',
         // Stream listeners are pinged (and their attachment renewed) several times a second.
         WEBHOOK_STREAM_PING_INTERVAL_MS: '300',
+        NOTIFICATIONS_SMTP_URL: `smtp://127.0.0.1:${notificationsPort}`,
+        NOTIFICATIONS_FROM: 'Envoi <no-reply@envoi.test>',
+        NOTIFICATIONS_RETRY_MS: '200',
       },
     });
   } catch (error) {
     unwatchFile(dnsZoneFile);
     await dns.stop();
-    await sink.stop();
+    await stopSinks();
     throw error;
   }
   exportE2eEnvironment({
@@ -81,6 +93,7 @@ export default async function globalSetup(): Promise<void> {
     dnsServer: dns.address,
     dnsZoneFile,
     smtpReceiptsDir,
+    notificationReceiptsDir,
     health: platform.health,
     serviceEnv: Object.fromEntries(
       Object.entries(platform.serviceEnv).filter(
@@ -94,7 +107,7 @@ export default async function globalSetup(): Promise<void> {
       await platform.stop();
       unwatchFile(dnsZoneFile);
       await dns.stop();
-      await sink.stop();
+      await stopSinks();
     },
   });
 }

@@ -36,7 +36,15 @@ export function persistReceipts(sink: SmtpSink, dir: string): void {
 
 /** Every message the MX has accepted for `recipient` so far. */
 export function receiptsFor(recipient: string): StoredReceipt[] {
-  const dir = e2eEnvironment().smtpReceiptsDir;
+  return storedReceiptsFor(e2eEnvironment().smtpReceiptsDir, recipient);
+}
+
+/** Every notification the platform's smarthost has accepted for `recipient` so far. */
+export function notificationsFor(recipient: string): StoredReceipt[] {
+  return storedReceiptsFor(e2eEnvironment().notificationReceiptsDir, recipient);
+}
+
+function storedReceiptsFor(dir: string, recipient: string): StoredReceipt[] {
   return readdirSync(dir)
     .filter((name) => name.endsWith('.json'))
     .map((name) => JSON.parse(readFileSync(path.join(dir, name), 'utf8')) as StoredReceipt)

@@ -1,4 +1,8 @@
-import { WEBHOOK_EVENT_FLAGS, type WebhookEventFlag } from '@envoi/contracts-webhooks';
+import {
+  WEBHOOK_EVENT_FLAGS,
+  type WebhookEventFlag,
+  WebhooksStreamSubjects,
+} from '@envoi/contracts-webhooks';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
@@ -81,6 +85,8 @@ export interface RecordedAttempt {
 
 const S = WEBHOOKS_SCHEMA;
 
+const DISABLED_SUBJECT = WebhooksStreamSubjects.webhookDisabled;
+
 /** `w.<flag>` for the flag named by `$name` (only the ten known column names appear). */
 const flagColumn = (name: string): string =>
   `CASE ${name} ${WEBHOOK_EVENT_FLAGS.map((flag) => `WHEN '${flag}' THEN w.${flag}`).join(' ')} ELSE false END`;
@@ -152,6 +158,7 @@ const CLAIM_SQL = `
 /**
  * One statement: the delivery's new state (only while the caller still holds its lease), the
  * attempt's row, and the webhook's counters, disabled on 410 or too many consecutive failures.
+ * A webhook it disables gets a `webhook.disabled` event in the outbox, in that same statement.
  */
 const RECORD_SQL = `
   WITH settled AS (
@@ -165,22 +172,37 @@ const RECORD_SQL = `
       attempted_at, response_status, error, duration_ms, response_body, next_retry_at)
     SELECT id, webhook_id, event_id, event_type, attempts, $5, $6, $7, $8, $9, $4 FROM settled
   ), counted AS (
-    SELECT w.id,
+    SELECT w.id, w.enabled AS was_enabled,
       (NOT $10::boolean AND w.errors_since_last_success + 1 >= $12::int) OR $11::boolean AS disable
     FROM ${S}.webhooks w JOIN settled ON settled.webhook_id = w.id
+  ), updated AS (
+    UPDATE ${S}.webhooks w
+    SET success_count = w.success_count + CASE WHEN $10 THEN 1 ELSE 0 END,
+        error_count = w.error_count + CASE WHEN $10 THEN 0 ELSE 1 END,
+        errors_since_last_success = CASE WHEN $10 THEN 0 ELSE w.errors_since_last_success + 1 END,
+        last_request_at = $5,
+        enabled = w.enabled AND NOT counted.disable,
+        disabled_reason = CASE
+          WHEN NOT (w.enabled AND counted.disable) THEN w.disabled_reason
+          WHEN $11 THEN 'the endpoint answered 410 Gone'
+          ELSE 'too many consecutive failed calls' END
+    FROM counted WHERE w.id = counted.id
+    RETURNING w.id, w.account_id, w.name, w.url, w.enabled, w.errors_since_last_success,
+      counted.was_enabled AND counted.disable AS disabled_now
+  ), disabled AS (
+    SELECT gen_random_uuid() AS event_id, updated.* FROM updated WHERE disabled_now
+  ), notice AS (
+    INSERT INTO ${S}.outbox (id, stream, subject, payload)
+    SELECT event_id, $13, $14, jsonb_build_object(
+      'id', event_id, 'type', 'webhook.disabled', 'timestamp', $15::text,
+      'data', jsonb_build_object(
+        'account_id', account_id, 'webhook_id', id, 'name', name, 'url', url,
+        'reason', CASE WHEN $11 THEN 'gone' ELSE 'consecutive_failures' END,
+        'consecutive_failures', errors_since_last_success,
+        'last_status', $6::int, 'disabled_at', $15::text))
+    FROM disabled
   )
-  UPDATE ${S}.webhooks w
-  SET success_count = w.success_count + CASE WHEN $10 THEN 1 ELSE 0 END,
-      error_count = w.error_count + CASE WHEN $10 THEN 0 ELSE 1 END,
-      errors_since_last_success = CASE WHEN $10 THEN 0 ELSE w.errors_since_last_success + 1 END,
-      last_request_at = $5,
-      enabled = w.enabled AND NOT counted.disable,
-      disabled_reason = CASE
-        WHEN NOT (w.enabled AND counted.disable) THEN w.disabled_reason
-        WHEN $11 THEN 'the endpoint answered 410 Gone'
-        ELSE 'too many consecutive failed calls' END
-  FROM counted WHERE w.id = counted.id
-  RETURNING w.enabled`;
+  SELECT enabled FROM updated`;
 
 const PURGE_SQL = `
   WITH purged AS (
@@ -273,7 +295,7 @@ export class DeliveriesRepository {
 
   /** Records the attempt; null when the lease was lost (another replica took the delivery over). */
   async recordAttempt(record: AttemptRecord): Promise<RecordedAttempt | null> {
-    const result = await this.dataSource.query<unknown>(RECORD_SQL, [
+    const result = await this.dataSource.query<Array<{ enabled: boolean }>>(RECORD_SQL, [
       record.deliveryId,
       record.leaseToken,
       record.state,
@@ -286,8 +308,11 @@ export class DeliveriesRepository {
       record.succeeded,
       record.gone,
       record.disableAfterFailures,
+      DISABLED_SUBJECT.stream,
+      DISABLED_SUBJECT.name,
+      record.attemptedAt.toISOString(),
     ]);
-    const [row] = updatedRows<{ enabled: boolean }>(result);
+    const [row] = result;
     return row ? { webhookEnabled: row.enabled } : null;
   }
 

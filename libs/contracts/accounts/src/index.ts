@@ -1,3 +1,4 @@
+export * from './api-key-events';
 export * from './errors';
 export * from './records';
 export * from './requests';

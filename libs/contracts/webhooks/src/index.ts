@@ -1,4 +1,5 @@
 export * from './deliveries';
+export * from './disabled-event';
 export * from './errors';
 export * from './records';
 export * from './requests';
