@@ -1,0 +1,11 @@
+/** Errors the routes service raises; the gateway maps each to an HTTP status. */
+export enum RoutesErrorCode {
+  NotFound = 'routes.route_not_found',
+  InvalidUrl = 'routes.invalid_url',
+  /** A recipient pattern that is not one of the forms of notes 2.8. */
+  InvalidRecipient = 'routes.invalid_recipient',
+  /** The pattern's domain is not a domain of the account. */
+  DomainNotFound = 'routes.domain_not_found',
+  /** A domain-scoped key without the scope of the route's (old or new) domain. */
+  ScopeNotGranted = 'routes.scope_not_granted',
+}

@@ -1,0 +1,58 @@
+import type { StreamEvent } from '@envoi/contracts-core';
+
+/**
+ * Mail received by the MX is spooled, whole and as received, in this JetStream object store
+ * bucket before the MX answers 250; the events below name it. Consumers copy what they must keep:
+ * spooled objects expire (the smtp app's SMTP_MX_SPOOL_TTL_MS).
+ */
+export const INBOUND_SPOOL_BUCKET = 'inbound-spool';
+
+export interface InboundSpoolRef {
+  bucket: string;
+  name: string;
+  /** Bytes. */
+  size: number;
+  /** SHA-256 of the bytes, lowercase hex. */
+  sha256: string;
+}
+
+/** What the MX knows of one received message, whatever it is for. */
+export interface InboundEnvelope {
+  /** The MX's id of the received message (uuid); one per DATA. */
+  inbound_id: string;
+  received_at: string;
+  remote_address: string;
+  helo: string;
+  tls: boolean;
+  /** MAIL FROM; `""` for the null sender (`<>`). */
+  envelope_from: string;
+  size: number;
+  spool: InboundSpoolRef;
+}
+
+/** RCPT outcome for a routed domain: which account's routes take the address. */
+export type RecipientMatch =
+  | { outcome: 'route'; account_id: string; domain: string; route_ids: string[] }
+  /** The domain has routes, none matches the local part: `550 5.1.1`. */
+  | { outcome: 'unknown_recipient' }
+  /** No account routes this domain: `550 5.7.1` relaying denied. */
+  | { outcome: 'not_routed' };
+
+export interface RoutedMailData extends InboundEnvelope {
+  account_id: string;
+  recipients: Array<{ address: string; route_ids: string[] }>;
+}
+
+/** Mail to a VERP bounce address (`bounce+<message uuid>@<bounce host>`). */
+export interface BounceMailData extends InboundEnvelope {
+  recipients: Array<{ address: string; message_uuid: string }>;
+}
+
+/** Mail to the platform's feedback (ARF complaints) address. */
+export interface FeedbackMailData extends InboundEnvelope {
+  recipient: string;
+}
+
+export type RoutedMailEvent = StreamEvent<'inbound.routed', RoutedMailData>;
+export type BounceMailEvent = StreamEvent<'inbound.bounce', BounceMailData>;
+export type FeedbackMailEvent = StreamEvent<'inbound.feedback', FeedbackMailData>;

@@ -1,0 +1,5 @@
+export * from './errors';
+export * from './inbound';
+export * from './records';
+export * from './requests';
+export * from './subjects';

@@ -1,0 +1,40 @@
+import type { MessageResponse, Page } from '@envoi/contracts-core';
+import { requestSubject, streamSubject } from '@envoi/contracts-core';
+
+import type {
+  BounceMailEvent,
+  FeedbackMailEvent,
+  RecipientMatch,
+  RoutedMailEvent,
+} from './inbound';
+import type { CreatedRouteRecord, RouteRecord } from './records';
+import type {
+  CreateRouteRequest,
+  ListRoutesRequest,
+  MatchRecipientRequest,
+  RouteRef,
+  UpdateRouteRequest,
+} from './requests';
+
+/** Request/reply subjects of the routes service (`<domain>.<entity>.<verb>.v<N>`). */
+export const RoutesSubjects = {
+  list: requestSubject<ListRoutesRequest, Page<RouteRecord>>('routes.route.list.v1'),
+  create: requestSubject<CreateRouteRequest, CreatedRouteRecord>('routes.route.create.v1'),
+  get: requestSubject<RouteRef, RouteRecord>('routes.route.get.v1'),
+  update: requestSubject<UpdateRouteRequest, RouteRecord>('routes.route.update.v1'),
+  delete: requestSubject<RouteRef, MessageResponse>('routes.route.delete.v1'),
+  /** The MX at RCPT time (answers from enabled routes only). */
+  matchRecipient: requestSubject<MatchRecipientRequest, RecipientMatch>(
+    'routes.route.match-recipient.v1',
+  ),
+} as const;
+
+/** Durable events of the MX (published by the smtp app once the message is spooled). */
+export const InboundStreamSubjects = {
+  /** Mail for routes: the routes service parses it and POSTs it to the route URLs. */
+  routed: streamSubject<RoutedMailEvent>('events.inbound.routed.v1'),
+  /** Asynchronous bounces (DSNs and the like), matched to the message by its VERP address. */
+  bounce: streamSubject<BounceMailEvent>('events.inbound.bounce.v1'),
+  /** ARF feedback reports (complaints). */
+  feedback: streamSubject<FeedbackMailEvent>('events.inbound.feedback.v1'),
+} as const;
