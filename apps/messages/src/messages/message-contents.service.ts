@@ -37,8 +37,22 @@ export class MessageContents {
     message: MessageEntity,
     sendContents: Map<string, Promise<SendContent | undefined>> = new Map(),
   ): Promise<Buffer | null> {
+    return (await this.content(message, sendContents))?.raw ?? null;
+  }
+
+  /**
+   * The message's raw content as {@link raw} reads it, and whether it is a message submitted over
+   * SMTP (whose tracking the delivery worker adds to these bytes).
+   */
+  async content(
+    message: MessageEntity,
+    sendContents: Map<string, Promise<SendContent | undefined>> = new Map(),
+  ): Promise<{ raw: Buffer; submitted: boolean } | null> {
     const sendId = message.sendId;
-    if (sendId === null) return this.messages.findRaw(message.id);
+    if (sendId === null) {
+      const raw = await this.messages.findRaw(message.id);
+      return raw && { raw, submitted: false };
+    }
     if (message.contentPurgedAt !== null) return null;
     let read = sendContents.get(sendId);
     if (!read) {
@@ -48,7 +62,10 @@ export class MessageContents {
     const content = await read;
     if (!content) return null;
     // A send submitted over SMTP: every message is its raw bytes.
-    if (Buffer.isBuffer(content)) return content;
-    return this.composer.compose(content, recipientPartOf(message));
+    if (Buffer.isBuffer(content)) return { raw: content, submitted: true };
+    return {
+      raw: await this.composer.compose(content, recipientPartOf(message)),
+      submitted: false,
+    };
   }
 }
