@@ -43,7 +43,7 @@ export function parseContentType(value: string): ContentType {
   if (semicolon === -1) return { type, params };
   const param = /;\s*([^\s=;]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^;\s]*)/g;
   for (const match of value.slice(semicolon).matchAll(param)) {
-    const name = (match[1]).toLowerCase();
+    const name = match[1].toLowerCase();
     const raw = match[2];
     const unquoted = raw.startsWith('"') ? raw.slice(1, -1).replace(/\\(.)/g, '$1') : raw;
     if (!params.has(name)) params.set(name, unquoted);
