@@ -158,6 +158,9 @@ describe('SMTP submissions are delivered as submitted (issue 16)', () => {
       { what: 'the open and the click to be counted' },
     );
     expect(counted.body).toMatchObject({ open_count: 1, click_count: 1 });
+    // The API shows the content as it was sent: tracked.
+    expect((await simpleParser(counted.body.content ?? '')).html).toBe(html);
+    expect(receipt.raw.endsWith(counted.body.content ?? '')).toBe(true);
   });
 
   it('delivers an 8-bit multipart message DKIM-signed, its body byte for byte, without its control headers', async () => {
