@@ -12,6 +12,7 @@ import {
 import { putUpload } from '@envoi/shared-nats';
 
 import { MessagesRepository } from '../src/messages/messages.repository';
+import { TrackingRepository } from '../src/tracking/tracking.repository';
 import {
   collected,
   createDomain,
@@ -217,6 +218,31 @@ describe('messages service: SMTP submissions', () => {
     const stored = (await storedRaw(app, uuidOf(result.messages[0]?.id ?? null)))?.toString();
     expect(stored?.toLowerCase()).not.toContain('ahasend');
     expect(stored?.endsWith(mime(sender))).toBe(true);
+  });
+
+  it('records the tracked links of a submitted HTML part and marks its delivery view as submitted', async () => {
+    const sender = await newSender(app);
+    const html = [
+      'Content-Type: text/html; charset=utf-8',
+      'Content-Transfer-Encoding: quoted-printable',
+      '',
+      '<a href=3D"https://example.com/one">1</a> <a href=3D"mailto:x@example.com">m</a>',
+      '<a href=3D"https://example.com/two?a=3D1&amp;b=3D2">2</a>',
+    ].join('\r\n');
+    const raw = mime(sender, ['ahasend-track-clicks: true']).replace(
+      /Content-Type: text\/plain[^]*$/,
+      html,
+    );
+
+    const result = await submit(submission(sender, raw));
+
+    const id = uuidOf(result.messages[0]?.id ?? null);
+    const tracking = app.app.get(TrackingRepository);
+    expect(await tracking.linkUrl(id, 0)).toBe('https://example.com/one');
+    expect(await tracking.linkUrl(id, 1)).toBe('https://example.com/two?a=1&b=2');
+    expect(await tracking.linkUrl(id, 2)).toBeUndefined();
+    const views = await app.rpc.request(MessagesSubjects.deliveryViewsV2, { message_ids: [id] });
+    expect(views.views[0]).toMatchObject({ submitted: true, tracking: { click: true } });
   });
 
   it('simulates for a sandbox credential', async () => {

@@ -5,6 +5,7 @@ import {
   type SendSources,
   StoredComposer,
   toSourcesRecord,
+  trackRawMime,
 } from '@envoi/shared-composition';
 import type { RpcClient } from '@envoi/shared-nats';
 import type { NatsConnection } from 'nats';
@@ -74,6 +75,31 @@ describe('message views', () => {
     expect(raw.toString('latin1')).toContain('Subject: Hi Ann');
     expect((await views.raw({ ...bare, content_base64: 'aGk=' })).toString()).toBe('hi');
     await expect(views.raw(bare)).rejects.toThrow(/carries no content/);
+  });
+
+  it('adds tracking to a submitted message for its recipient; a legacy one goes as carried', async () => {
+    const views = new MessageViews(
+      {} as RpcClient,
+      {} as NatsConnection,
+      tracking as DeliveryConfig,
+    );
+    const submitted = Buffer.from(
+      'From: app@sender.test\r\nContent-Type: text/html\r\n\r\n<a href="https://example.com/">go</a>\r\n',
+    );
+    const content_base64 = submitted.toString('base64');
+    const choice = { opens: true, clicks: true };
+    const expected = trackRawMime(submitted, new HtmlTracker(tracking), bare.id, choice).raw;
+
+    const raw = await views.raw({ ...bare, submitted: true, content_base64 });
+
+    expect(raw.equals(expected)).toBe(true);
+    expect(raw.toString()).toContain('https://track.example.test/t/c/');
+    expect(raw.toString()).toContain('https://track.example.test/t/o/');
+    const untracked = { ...bare, tracking: { open: false, click: false } };
+    expect(
+      (await views.raw({ ...untracked, submitted: true, content_base64 })).equals(submitted),
+    ).toBe(true);
+    expect((await views.raw({ ...bare, content_base64 })).equals(submitted)).toBe(true);
   });
 
   it('reads a job’s one message as a chunk’s, alone only when the chunk’s reply leaves it out', async () => {

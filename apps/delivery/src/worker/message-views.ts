@@ -14,7 +14,7 @@ import {
   StoredComposer,
 } from '@envoi/shared-composition';
 import { NATS_CONNECTION, RpcClient, takeUpload } from '@envoi/shared-nats';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { NatsConnection } from 'nats';
 
 import { DeliveryConfig } from '../delivery.config';
@@ -53,6 +53,7 @@ export function withSources(
  */
 @Injectable()
 export class MessageViews {
+  private readonly logger = new Logger(MessageViews.name);
   private readonly composer: StoredComposer;
 
   constructor(
@@ -102,14 +103,32 @@ export class MessageViews {
     }
   }
 
-  /** The message's exact bytes: composed from its send, or as carried by its view. */
+  /**
+   * The message's exact bytes: composed from its send, or as carried by its view, with its
+   * tracking added when it was submitted over SMTP.
+   */
   async raw(view: MessageView): Promise<Buffer> {
     if (view.sources && view.composition) {
       return this.composer.compose(view.sources, recipientPartOfView(view, view.composition));
     }
+    const carried = await this.carried(view);
+    return view.submitted ? this.tracked(view, carried) : carried;
+  }
+
+  private async carried(view: MessageView): Promise<Buffer> {
     if (view.content_base64) return Buffer.from(view.content_base64, 'base64');
     if (view.content_download) return takeUpload(this.connection, view.content_download);
     throw new Error(`${view.id}: the view carries no content`);
+  }
+
+  /** A submitted message with its open and click tracking (platform notes 3.3), as API mail has. */
+  private tracked(view: MessageView, raw: Buffer): Buffer {
+    const choice = { opens: view.tracking.open, clicks: view.tracking.click };
+    const tracked = this.composer.trackSubmitted(raw, view.id, choice);
+    for (const reason of tracked.skipped) {
+      this.logger.debug(`${view.id}: not tracked: ${reason}`);
+    }
+    return tracked.raw;
   }
 
   private async sourcesOf(send: DeliverySendRecord): Promise<SendSourcesRecord> {

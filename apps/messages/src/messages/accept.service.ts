@@ -33,6 +33,7 @@ import {
   type SendSources,
   StoredComposer,
   TemplateRenderError,
+  type TrackedLink,
 } from '@envoi/shared-composition';
 import { preparedQuery } from '@envoi/shared-database';
 import { NATS_CONNECTION, takeUpload, UploadUnavailableError } from '@envoi/shared-nats';
@@ -832,6 +833,20 @@ export class AcceptService {
   }
 
   /**
+   * The links every message of a non-templated send tracks: its first prepared message's, or,
+   * for a submitted send with click tracking, those of its raw message's HTML parts (the worker
+   * tracks them the same way at delivery).
+   */
+  private sharedLinks(stored: StoredSend, drafts: Draft[]): TrackedLink[] {
+    const { submitted, setting, prepared } = stored;
+    const first = drafts[0];
+    if (!submitted) return prepared[0]?.links ?? [];
+    if (!setting.options.trackClicks || !first) return [];
+    return this.composer.trackSubmitted(submitted.raw, first.id, { opens: false, clicks: true })
+      .links;
+  }
+
+  /**
    * One statement of one INSERT per table (each column one array parameter, expanded by
    * PostgreSQL): the send and its attachments, the messages, their tracked links, and the outbox
    * rows (reception events first, then the suppressed recipients' events, then the delivery jobs,
@@ -919,7 +934,7 @@ export class AcceptService {
     }));
     const sendLinks = sources.templated
       ? []
-      : (prepared[0]?.links ?? []).map((link) => ({
+      : this.sharedLinks(stored, drafts).map((link) => ({
           sendId,
           position: link.index,
           url: link.url,

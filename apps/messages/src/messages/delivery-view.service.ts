@@ -15,7 +15,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { NatsConnection } from 'nats';
 
 import { MessagesConfig } from '../messages.config';
-import { base64Length, deliveryViewsReply } from './delivery-views-reply';
+import { base64Length, deliveryViewsReply, SUBMITTED_FIELD_BYTES } from './delivery-views-reply';
 import type { MessageEntity } from './message.entity';
 import { MessageContents } from './message-contents.service';
 import { MessagesException } from './messages.exception';
@@ -70,10 +70,11 @@ export class DeliveryViewService {
   async view(request: DeliveryViewRequest): Promise<DeliveryView> {
     const message = await this.messages.findById(request.message_id);
     if (!message) throw MessagesException.notFound();
-    const raw = await this.contents.raw(message);
-    const view = toDeliveryView(message);
+    const content = await this.contents.content(message);
     // Purged by data retention: nothing left to send.
-    if (raw === null) return view;
+    if (content === null) return toDeliveryView(message);
+    const { raw, submitted } = content;
+    const view = { ...toDeliveryView(message), ...(submitted ? { submitted } : {}) };
     if (fitsInline(raw.length)) return { ...view, content_base64: raw.toString('base64') };
     return { ...view, content_download: await this.download(`${message.id}.raw`, raw) };
   }
@@ -108,16 +109,22 @@ export class DeliveryViewService {
     const sendContents = new Map<string, Promise<SendContent | undefined>>();
     const views: DeliveryView[] = [];
     for (const [index, message] of messages.entries()) {
-      const raw = await this.contents.raw(message, sendContents);
+      const content = await this.contents.content(message, sendContents);
       const view = bare[index] ?? toDeliveryView(message);
-      if (raw === null) {
+      if (content === null) {
         views.push(view);
         continue;
       }
-      const inlineBytes = base64Length(raw.length) + CONTENT_FIELD_BYTES;
+      const { raw, submitted } = content;
+      const inlineBytes =
+        base64Length(raw.length) + CONTENT_FIELD_BYTES + (submitted ? SUBMITTED_FIELD_BYTES : 0);
       if (inlineBytes > room) return { views, separately: ids.slice(index) };
       room -= inlineBytes;
-      views.push({ ...view, content_base64: raw.toString('base64') });
+      views.push({
+        ...view,
+        ...(submitted ? { submitted } : {}),
+        content_base64: raw.toString('base64'),
+      });
     }
     return { views, separately: [] };
   }

@@ -161,6 +161,7 @@ describe('deliveryViewsReply', () => {
     expect(Buffer.from(result.views[0]?.content_base64 ?? '', 'base64').toString()).toBe(
       'Subject: hi\r\n\r\nhello\r\n',
     );
+    expect(result.views[0]?.submitted).toBeUndefined();
     expect(result.views[1]).toEqual(toDeliveryView(purgedSend));
     expect(result.views[2]).toEqual(toDeliveryView(purgedMessage));
     expect(result.separately).toEqual([largeLegacy.id]);
@@ -181,6 +182,8 @@ describe('deliveryViewsReply', () => {
     expect(result.views.map((view) => view.id)).toEqual([messages[0]?.id, messages[1]?.id]);
     for (const view of result.views) {
       expect(view.composition).toBeUndefined();
+      // Marked so that the worker adds the message's tracking (a legacy message has its own).
+      expect(view.submitted).toBe(true);
       expect(Buffer.from(view.content_base64 ?? '', 'base64')).toEqual(raw);
     }
     expect(result.separately).toEqual([messages[2]?.id]);

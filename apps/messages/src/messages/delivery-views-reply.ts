@@ -23,6 +23,8 @@ export interface DeliveryReplyReads {
 
 /** What `,"content_base64":""` adds to a view's JSON around the content itself. */
 const CONTENT_FIELD_BYTES = 20;
+/** What `,"submitted":true` adds to a view's JSON. */
+export const SUBMITTED_FIELD_BYTES = 17;
 /** What `,"composition":` adds to a view's JSON. */
 const COMPOSITION_FIELD_BYTES = 15;
 
@@ -80,30 +82,37 @@ export async function deliveryViewsReply(
   };
 
   /** A message sent as stored bytes: inline while they fit, else read alone. */
-  const rawView = (message: MessageEntity, view: DeliveryView, raw: Buffer | null): void => {
+  const rawView = (
+    message: MessageEntity,
+    view: DeliveryView,
+    raw: Buffer | null,
+    submitted: boolean,
+  ): void => {
     if (raw === null) {
       views.push(view);
       return;
     }
-    const inlineBytes = base64Length(raw.length) + CONTENT_FIELD_BYTES;
+    const inlineBytes =
+      base64Length(raw.length) + CONTENT_FIELD_BYTES + (submitted ? SUBMITTED_FIELD_BYTES : 0);
     if (inlineBytes > room) {
       separately.push(message.id);
       return;
     }
     room -= inlineBytes;
-    views.push({ ...view, content_base64: raw.toString('base64') });
+    const marked = submitted ? { ...view, submitted } : view;
+    views.push({ ...marked, content_base64: raw.toString('base64') });
   };
 
   for (const [index, message] of messages.entries()) {
     const view = bare[index];
     if (!view) continue;
     if (message.sendId === null) {
-      rawView(message, view, await reads.raw(message.id));
+      rawView(message, view, await reads.raw(message.id), false);
       continue;
     }
     const send = message.contentPurgedAt === null ? await sendRecord(message.sendId) : null;
     if (Buffer.isBuffer(send)) {
-      rawView(message, view, send);
+      rawView(message, view, send, true);
       continue;
     }
     if (!send) {

@@ -21,8 +21,9 @@ export function recipientPartOf(message: MessageEntity): RecipientPart {
 
 /**
  * A message's raw content, exactly as it is (or was) sent: composed from its send and its own
- * part, its send's raw bytes when submitted over SMTP, or, for a message stored before sends were, read as stored. Null once data retention
- * purged it (its send's content, or this message's alone).
+ * part, its send's raw bytes with its tracking when submitted over SMTP, or, for a message stored
+ * before sends were, read as stored. Null once data retention purged it (its send's content, or
+ * this message's alone).
  */
 @Injectable()
 export class MessageContents {
@@ -37,8 +38,26 @@ export class MessageContents {
     message: MessageEntity,
     sendContents: Map<string, Promise<SendContent | undefined>> = new Map(),
   ): Promise<Buffer | null> {
+    const content = await this.content(message, sendContents);
+    if (!content?.submitted) return content?.raw ?? null;
+    // As the delivery worker sends it: with the message's own tracking.
+    const tracking = { opens: message.trackOpens, clicks: message.trackClicks };
+    return this.composer.trackSubmitted(content.raw, message.id, tracking).raw;
+  }
+
+  /**
+   * The message's raw content, and whether it is a message submitted over SMTP: then without its
+   * tracking, which the delivery worker adds (and {@link raw}).
+   */
+  async content(
+    message: MessageEntity,
+    sendContents: Map<string, Promise<SendContent | undefined>> = new Map(),
+  ): Promise<{ raw: Buffer; submitted: boolean } | null> {
     const sendId = message.sendId;
-    if (sendId === null) return this.messages.findRaw(message.id);
+    if (sendId === null) {
+      const raw = await this.messages.findRaw(message.id);
+      return raw && { raw, submitted: false };
+    }
     if (message.contentPurgedAt !== null) return null;
     let read = sendContents.get(sendId);
     if (!read) {
@@ -48,7 +67,10 @@ export class MessageContents {
     const content = await read;
     if (!content) return null;
     // A send submitted over SMTP: every message is its raw bytes.
-    if (Buffer.isBuffer(content)) return content;
-    return this.composer.compose(content, recipientPartOf(message));
+    if (Buffer.isBuffer(content)) return { raw: content, submitted: true };
+    return {
+      raw: await this.composer.compose(content, recipientPartOf(message)),
+      submitted: false,
+    };
   }
 }

@@ -152,6 +152,12 @@ export interface DeliveryView {
   /** RFC 3339; dropped (status Expired) when not delivered by then. */
   expires_at: string | null;
   tracking: { open: boolean; click: boolean };
+  /**
+   * The content is a message submitted over SMTP, sent as it was submitted: the worker adds its
+   * open and click tracking (`tracking`) to its HTML parts. Absent for composed or legacy content,
+   * which carries its tracking already.
+   */
+  submitted?: boolean;
   content_base64?: string;
   content_download?: StoredObjectRecord;
   composition?: RecipientPartRecord;

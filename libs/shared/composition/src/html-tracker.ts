@@ -35,13 +35,16 @@ export class HtmlTracker {
     this.baseUrl = settings.TRACKING_BASE_URL.replace(/\/+$/, '');
   }
 
-  track(html: string, messageId: string, choice: TrackingChoice): TrackedHtml {
+  /** `firstLink`: the position of the HTML's first tracked link (after those of earlier HTML parts). */
+  track(html: string, messageId: string, choice: TrackingChoice, firstLink = 0): TrackedHtml {
     let tracked: TrackedHtml = { html, links: [] };
     if (choice.clicks) {
-      tracked = rewriteLinks(
-        html,
-        (index) => `${this.baseUrl}/t/c/${trackingToken(this.secret, messageId, 'click', index)}`,
-      );
+      const rewritten = rewriteLinks(html, (index) => {
+        const token = trackingToken(this.secret, messageId, 'click', firstLink + index);
+        return `${this.baseUrl}/t/c/${token}`;
+      });
+      const links = rewritten.links.map((link) => ({ ...link, index: firstLink + link.index }));
+      tracked = { html: rewritten.html, links };
     }
     if (choice.opens) {
       const pixel = `${this.baseUrl}/t/o/${trackingToken(this.secret, messageId, 'open', 0)}`;

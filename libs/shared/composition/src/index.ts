@@ -18,6 +18,8 @@ export { hasOverlongLine, hasOverlongTextLine, MAX_LINE_OCTETS } from './line-le
 export type { ComposeAddress, ComposeInput } from './mime';
 export { composeMime, parseMime } from './mime';
 export { composedSizeUpperBound } from './mime-size-bound';
+export type { TrackedRaw } from './raw-mime-tracking';
+export { trackRawMime } from './raw-mime-tracking';
 export {
   fromSourcesRecord,
   recipientPartOfView,

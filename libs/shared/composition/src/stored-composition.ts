@@ -3,6 +3,7 @@ import type { AttachmentBody } from '@envoi/contracts-messages';
 import type { HtmlTracker, TrackingChoice } from './html-tracker';
 import type { TrackedLink } from './html-tracking';
 import { type ComposeAddress, type ComposeInput, composeMime } from './mime';
+import { type TrackedRaw, trackRawMime } from './raw-mime-tracking';
 import { mergeSubstitutions, type MessageTemplates, renderTemplates } from './templates';
 
 export type MessageKind = 'message' | 'conversation';
@@ -89,5 +90,10 @@ export class StoredComposer {
   /** The message's raw bytes. */
   compose(send: SendSources, part: RecipientPart): Promise<Buffer> {
     return composeMime(this.prepare(send, part).input);
+  }
+
+  /** A message submitted as `raw` (over SMTP), with the tracking of message `messageId`. */
+  trackSubmitted(raw: Buffer, messageId: string, tracking: TrackingChoice): TrackedRaw {
+    return trackRawMime(raw, this.tracker, messageId, tracking);
   }
 }
