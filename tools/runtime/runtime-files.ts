@@ -35,6 +35,8 @@ export interface DevSecrets {
   dkim_encryption_key: string;
   /** Encrypts webhook signing secrets at rest (webhooks): losing it loses every secret. */
   webhook_secret_encryption_key: string;
+  /** Encrypts SMTP credential passwords at rest (accounts): losing it loses every stored one. */
+  smtp_password_encryption_key: string;
   /** Signs open and click tracking tokens (messages). */
   tracking_secret: string;
 }
@@ -44,6 +46,7 @@ const GENERATE: { readonly [Name in keyof DevSecrets]: () => string } = {
   idempotency_encryption_key: () => randomBytes(32).toString('hex'),
   dkim_encryption_key: () => randomBytes(32).toString('hex'),
   webhook_secret_encryption_key: () => randomBytes(32).toString('hex'),
+  smtp_password_encryption_key: () => randomBytes(32).toString('hex'),
   tracking_secret: () => randomBytes(32).toString('base64url'),
 };
 
@@ -71,6 +74,8 @@ export function devSecretsEnv(secrets: DevSecrets, env: NodeJS.ProcessEnv): Node
     DKIM_ENCRYPTION_KEY: env['DKIM_ENCRYPTION_KEY'] || secrets.dkim_encryption_key,
     WEBHOOK_SECRET_ENCRYPTION_KEY:
       env['WEBHOOK_SECRET_ENCRYPTION_KEY'] || secrets.webhook_secret_encryption_key,
+    SMTP_PASSWORD_ENCRYPTION_KEY:
+      env['SMTP_PASSWORD_ENCRYPTION_KEY'] || secrets.smtp_password_encryption_key,
     TRACKING_SECRET: env['TRACKING_SECRET'] || secrets.tracking_secret,
   };
 }

@@ -1,5 +1,5 @@
 import { EventConsumerServiceEnv, IntSetting } from '@envoi/shared-config';
-import { IsOptional, Matches } from 'class-validator';
+import { IsOptional, IsString, Matches } from 'class-validator';
 
 export { MigrationEnv as MigrationConfig } from '@envoi/shared-config';
 
@@ -43,4 +43,26 @@ export class AccountsConfig extends EventConsumerServiceEnv {
   /** How often a replica purges those ids, and how many rows per statement. */
   @IntSetting(50, DAY_MS) USAGE_PURGE_INTERVAL_MS: number = 3_600_000;
   @IntSetting(1, 100_000) USAGE_PURGE_BATCH: number = 10_000;
+
+  /**
+   * AES-256-GCM key sealing SMTP credential passwords at rest (the dashboard shows them again):
+   * 64 hex characters. Losing it loses every stored password (they still verify: AUTH checks a
+   * scrypt hash).
+   */
+  @IsString()
+  @Matches(/^[0-9a-fA-F]{64}$/, {
+    message: 'SMTP_PASSWORD_ENCRYPTION_KEY must be 64 hexadecimal characters',
+  })
+  SMTP_PASSWORD_ENCRYPTION_KEY!: string;
+
+  /**
+   * Failed SMTP logins (reliability plan item 33): SMTP_LOGIN_FAILURES_MAX failures from one
+   * address, or for one username, within SMTP_LOGIN_FAILURE_WINDOW_MS refuse its logins unchecked
+   * for SMTP_LOGIN_BLOCK_MS. Counted in PostgreSQL, so every replica agrees.
+   */
+  @IntSetting(1, 1_000_000) SMTP_LOGIN_FAILURES_MAX: number = 10;
+  @IntSetting(1_000, DAY_MS) SMTP_LOGIN_FAILURE_WINDOW_MS: number = 900_000;
+  @IntSetting(1_000, DAY_MS) SMTP_LOGIN_BLOCK_MS: number = 900_000;
+  /** How often a replica forgets counts whose window and block have both run out. */
+  @IntSetting(50, DAY_MS) SMTP_LOGIN_FAILURES_PURGE_INTERVAL_MS: number = 600_000;
 }

@@ -8,6 +8,7 @@ import { AccountsModule } from './accounts/accounts.module';
 import { ApiKeysModule } from './api-keys/api-keys.module';
 import { accountsDataSourceOptions } from './database/data-source-options';
 import { MembersModule } from './members/members.module';
+import { SmtpCredentialsModule } from './smtp-credentials/smtp-credentials.module';
 import { SubAccountsModule } from './sub-accounts/sub-accounts.module';
 import { SuspensionModule } from './suspension/suspension.module';
 import { UsageModule } from './usage/usage.module';
@@ -33,6 +34,7 @@ export class AppModule {
         SubAccountsModule,
         SuspensionModule,
         UsageModule,
+        SmtpCredentialsModule,
       ],
     };
   }

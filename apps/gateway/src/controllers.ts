@@ -6,6 +6,7 @@ import { DomainsController } from './v2/domains.controller';
 import { MembersController } from './v2/members.controller';
 import { MessagesController } from './v2/messages.controller';
 import { PingController } from './v2/ping.controller';
+import { SmtpCredentialsController } from './v2/smtp-credentials.controller';
 import { SubAccountApiKeysController } from './v2/sub-account-api-keys.controller';
 import { SubAccountsController } from './v2/sub-accounts.controller';
 import { SubAccountsUsageController } from './v2/sub-accounts-usage.controller';
@@ -27,6 +28,7 @@ export const GATEWAY_CONTROLLERS = [
   SuppressionsController,
   WebhooksController,
   WebhookDeliveriesController,
+  SmtpCredentialsController,
   MessagesController,
   V1EmailController,
   TrackingController,

@@ -8,8 +8,6 @@ export const SECRET_RANDOM_LENGTH = 64;
 export const PUBLIC_KEY_RANDOM_LENGTH = 12;
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-/** The largest multiple of the alphabet size that fits in a byte: bytes from here up are redrawn. */
-const UNBIASED_BYTE_LIMIT = 256 - (256 % ALPHABET.length);
 
 export type RandomBytes = (size: number) => Buffer;
 
@@ -18,11 +16,24 @@ export type RandomBytes = (size: number) => Buffer;
  * the distribution uniform: a byte maps to `byte % 62` only when it is below 248.
  */
 export function randomAlphanumeric(length: number, random: RandomBytes = randomBytes): string {
+  return randomFromAlphabet(length, ALPHABET, random);
+}
+
+/**
+ * `length` characters drawn uniformly from `alphabet` (at most 256 characters) with a CSPRNG,
+ * by rejection sampling: bytes at or above the largest multiple of its size are redrawn.
+ */
+export function randomFromAlphabet(
+  length: number,
+  alphabet: string,
+  random: RandomBytes = randomBytes,
+): string {
+  const unbiasedLimit = 256 - (256 % alphabet.length);
   let out = '';
   while (out.length < length) {
     for (const byte of random(length - out.length + 8)) {
-      if (byte >= UNBIASED_BYTE_LIMIT) continue;
-      out += ALPHABET[byte % ALPHABET.length];
+      if (byte >= unbiasedLimit) continue;
+      out += alphabet[byte % alphabet.length];
       if (out.length === length) break;
     }
   }

@@ -9,6 +9,11 @@ import { ApiKeyEntity } from '../api-keys/api-key.entity';
 import { ApiKeyScopeEntity } from '../api-keys/api-key-scope.entity';
 import { DeletedDomainEntity } from '../api-keys/deleted-domain.entity';
 import { MemberEntity } from '../members/member.entity';
+import {
+  SmtpCredentialDomainEntity,
+  SmtpCredentialEntity,
+  SmtpLoginFailureEntity,
+} from '../smtp-credentials/smtp-credential.entity';
 import { UserEntity } from '../users/user.entity';
 
 export const ACCOUNTS_SCHEMA = 'accounts';
@@ -21,6 +26,9 @@ export const ACCOUNTS_ENTITIES = [
   ApiKeyEntity,
   ApiKeyScopeEntity,
   DeletedDomainEntity,
+  SmtpCredentialEntity,
+  SmtpCredentialDomainEntity,
+  SmtpLoginFailureEntity,
 ];
 
 /**

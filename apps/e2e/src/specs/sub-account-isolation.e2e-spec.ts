@@ -49,6 +49,8 @@ interface Tenant {
   suppressedEmail: string;
   webhookId: string;
   webhookDeliveryId: string;
+  smtpCredentialId: string;
+  smtpUsername: string;
 }
 
 async function provision(session: AccountSession, parent: AccountSession): Promise<Tenant> {
@@ -80,6 +82,10 @@ async function provision(session: AccountSession, parent: AccountSession): Promi
     { events: ['message.delivered'] },
     { contract: 'skip' },
   );
+  const smtpCredential = await session.api.post<{ id: string; username: string }>(
+    session.path('/smtp-credentials'),
+    { name: 'isolated', scope: 'scoped', domains: [domain] },
+  );
   const sent = await session.api.post<{ data: { id: string }[] }>(session.path('/messages'), {
     from: { email: `app@${domain}` },
     recipients: [{ email: `r-${randomUUID().slice(0, 8)}@example.net` }],
@@ -92,6 +98,7 @@ async function provision(session: AccountSession, parent: AccountSession): Promi
     ['suppression', suppression, 201],
     ['webhook', webhook, 201],
     ['webhook trigger', triggered, 202],
+    ['smtp credential', smtpCredential, 201],
     ['message', sent, 202],
   ] as const) {
     if (response.status !== status) throw new Error(`${what}: ${response.status} ${response.text}`);
@@ -105,6 +112,8 @@ async function provision(session: AccountSession, parent: AccountSession): Promi
     suppressedEmail,
     webhookId: webhook.body.id,
     webhookDeliveryId: triggered.body.data[0]?.id ?? '',
+    smtpCredentialId: smtpCredential.body.id,
+    smtpUsername: smtpCredential.body.username,
   };
 }
 
@@ -118,6 +127,8 @@ function identifiers(tenant: Tenant): string[] {
     tenant.suppressedEmail,
     tenant.webhookId,
     tenant.webhookDeliveryId,
+    tenant.smtpCredentialId,
+    tenant.smtpUsername,
   ];
 }
 
@@ -132,6 +143,7 @@ function concretePath(route: DeclaredRoute, accountId: string, victim: Tenant): 
     message_id: encodeURIComponent(victim.messageId),
     webhook_id: victim.webhookId,
     delivery_id: victim.webhookDeliveryId,
+    credential_id: victim.smtpCredentialId,
   };
   const filled = route.path.replace(/:([a-z_]+)/g, (_, name: string) => {
     const value = values[name];
@@ -218,8 +230,9 @@ describe('sub-account isolation: every v2 route, 0 leaks', () => {
       ),
       await api.get(victim.session.path(`/messages/${encodeURIComponent(victim.messageId)}`)),
       await api.get(victim.session.path(`/webhooks/${victim.webhookId}`)),
+      await api.get(victim.session.path(`/smtp-credentials/${victim.smtpCredentialId}`)),
     ];
-    expect(reads.map((read) => read.status)).toEqual([200, 200, 200, 200]);
+    expect(reads.map((read) => read.status)).toEqual([200, 200, 200, 200, 200]);
     expect((await api.get(victim.session.path('/members'))).text).toContain(victim.memberId);
     expect((await api.get(victim.session.path('/suppressions'))).text).toContain(
       victim.suppressedEmail,

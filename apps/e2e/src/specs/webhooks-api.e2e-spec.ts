@@ -9,7 +9,7 @@ import {
   createKey,
 } from '../support/account-session';
 import type { KeyClient } from '../support/api-client';
-import { uniqueDomain } from '../support/domains';
+import { createDomainName } from '../support/domains';
 import { expectError } from '../support/expect-error';
 
 interface WebhookList {
@@ -33,12 +33,7 @@ describe('webhooks API (issue 15)', () => {
     await closeSessions();
   });
 
-  async function ownDomain(on: AccountSession = session): Promise<string> {
-    const domain = uniqueDomain();
-    const response = await on.api.post(on.path('/domains'), { domain });
-    expect(response.status).toBe(201);
-    return domain;
-  }
+  const ownDomain = (on: AccountSession = session): Promise<string> => createDomainName(on);
 
   async function create(
     body: Record<string, unknown>,

@@ -24,6 +24,16 @@ export async function publishRecords(
   await publishDns(names);
 }
 
+/** A new (unverified) domain of the session's account; its name. */
+export async function createDomainName(
+  session: Pick<AccountSession, 'api' | 'path'>,
+): Promise<string> {
+  const domain = uniqueDomain();
+  const created = await session.api.post(session.path('/domains'), { domain });
+  if (created.status !== 201) throw new Error(`domain creation failed: ${created.text}`);
+  return domain;
+}
+
 /** A domain of the session's account whose DNS has verified: mail can be sent from it. */
 export async function createVerifiedDomain(
   session: Pick<AccountSession, 'api' | 'path'>,

@@ -80,6 +80,8 @@ async function onAdminDatabase(adminUrl: string, sql: string): Promise<void> {
  */
 export class IsolatedPlatform {
   readonly children: ChildHandle[] = [];
+  /** The accounts service's key for SMTP passwords at rest: one per platform, like its data. */
+  readonly smtpPasswordEncryptionKey = randomBytes(32).toString('hex');
 
   private constructor(
     private readonly options: IsolatedPlatformOptions,
@@ -140,6 +142,7 @@ export class IsolatedPlatform {
       DATABASE_URL: this.databaseUrl,
       NATS_URL: this.natsUrl,
       LOG_LEVEL: 'warn',
+      SMTP_PASSWORD_ENCRYPTION_KEY: this.smtpPasswordEncryptionKey,
       ...extra,
     };
   }
