@@ -1,4 +1,4 @@
-import type { CreateMessageResult } from '@envoi/contracts-messages';
+import type { AcceptSubmissionResult, CreateMessageResult } from '@envoi/contracts-messages';
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 
 /**
@@ -25,7 +25,7 @@ export class AcceptedRequestEntity {
 
   /** `json`, not `jsonb`: the reply comes back with its fields in the order first sent. */
   @Column({ type: 'json' })
-  reply!: CreateMessageResult;
+  reply!: CreateMessageResult | AcceptSubmissionResult;
 
   @Column({ type: 'timestamptz', default: () => 'now()' })
   createdAt!: Date;

@@ -1,4 +1,4 @@
-import type { CreateMessageResult } from '@envoi/contracts-messages';
+import type { AcceptSubmissionResult, CreateMessageResult } from '@envoi/contracts-messages';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
@@ -38,10 +38,13 @@ const PURGE_SQL = `
   )
   SELECT count(*)::int AS purged FROM purged`;
 
+/** What a committed request was answered: an API send's list, or an SMTP submission's result. */
+export type AcceptedReply = CreateMessageResult | AcceptSubmissionResult;
+
 /** A send committed under a key: what the request was, and what it was answered. */
 export interface AcceptedRequest {
   fingerprint: string;
-  reply: CreateMessageResult;
+  reply: AcceptedReply;
 }
 
 export interface AcceptedRequestKey {

@@ -1,10 +1,26 @@
-import type { CreateMessageResult, SendContext } from '@envoi/contracts-messages';
+import type {
+  AcceptSubmissionResult,
+  CreateMessageResult,
+  SendContext,
+} from '@envoi/contracts-messages';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 
 import { MessagesConfig } from '../messages.config';
 import { MessagesException } from '../messages/messages.exception';
-import { type AcceptedRequest, AcceptedRequestsRepository } from './accepted-requests.repository';
+import {
+  type AcceptedReply,
+  type AcceptedRequest,
+  AcceptedRequestsRepository,
+} from './accepted-requests.repository';
+
+function isCreatedList(reply: AcceptedReply): reply is CreateMessageResult {
+  return 'object' in reply;
+}
+
+function isSubmissionResult(reply: AcceptedReply): reply is AcceptSubmissionResult {
+  return 'messages' in reply;
+}
 
 /** The key was committed by a concurrent send while this one was being prepared. */
 class KeyTakenMeanwhile extends Error {
@@ -34,29 +50,41 @@ export class AcceptedRequests {
    * The reply of the send already committed under the request's key, or else `accept`'s; a
    * concurrent send that commits the key first wins and both answer its reply.
    */
-  async once(
+  once(
     request: SendContext,
     accept: () => Promise<CreateMessageResult>,
   ): Promise<CreateMessageResult> {
+    return this.onceAs(request, accept, isCreatedList);
+  }
+
+  /** {@link once} for an SMTP submission (keyed by its submission id). */
+  onceSubmitted(
+    request: SendContext,
+    accept: () => Promise<AcceptSubmissionResult>,
+  ): Promise<AcceptSubmissionResult> {
+    return this.onceAs(request, accept, isSubmissionResult);
+  }
+
+  private async onceAs<R extends AcceptedReply>(
+    request: SendContext,
+    accept: () => Promise<R>,
+    isReply: (reply: AcceptedReply) => reply is R,
+  ): Promise<R> {
     if (request.idempotency === undefined) return accept();
-    const earlier = await this.earlierReply(request);
+    const earlier = await this.earlierReply(request, isReply);
     if (earlier) return earlier;
     try {
       return await accept();
     } catch (error) {
       if (!(error instanceof KeyTakenMeanwhile)) throw error;
-      const winner = await this.earlierReply(request);
+      const winner = await this.earlierReply(request, isReply);
       if (!winner) throw error;
       return winner;
     }
   }
 
   /** Inside the send's transaction, before its rows: rolls it back when the key is taken. */
-  async record(
-    manager: EntityManager,
-    request: SendContext,
-    reply: CreateMessageResult,
-  ): Promise<void> {
+  async record(manager: EntityManager, request: SendContext, reply: AcceptedReply): Promise<void> {
     const idempotency = request.idempotency;
     if (idempotency === undefined) return;
     const owner = { accountId: request.account_id, key: idempotency.key };
@@ -71,13 +99,17 @@ export class AcceptedRequests {
     return this.records.purgeExpired(limit, this.windowMs);
   }
 
-  private async earlierReply(request: SendContext): Promise<CreateMessageResult | undefined> {
+  /** A reply of another kind under the key (an API send's where a submission's is due) is a reuse. */
+  private async earlierReply<R extends AcceptedReply>(
+    request: SendContext,
+    isReply: (reply: AcceptedReply) => reply is R,
+  ): Promise<R | undefined> {
     const idempotency = request.idempotency;
     if (idempotency === undefined) return undefined;
     const owner = { accountId: request.account_id, key: idempotency.key };
     const accepted = await this.records.findLive(owner, this.windowMs);
     if (accepted === null) return undefined;
-    if (accepted.fingerprint !== idempotency.fingerprint) {
+    if (accepted.fingerprint !== idempotency.fingerprint || !isReply(accepted.reply)) {
       throw MessagesException.idempotencyKeyReused();
     }
     return accepted.reply;

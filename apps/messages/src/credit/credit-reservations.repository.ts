@@ -41,3 +41,8 @@ export class CreditReservations {
 export function creditUsedUp(monthlyCredit: number): string {
   return `monthly credit of ${monthlyCredit} messages used up for this period`;
 }
+
+/** Whether a recipient's error is {@link creditUsedUp}'s. */
+export function isCreditRefusal(error: string | null): boolean {
+  return error !== null && /^monthly credit of \d+ messages used up for this period$/.test(error);
+}

@@ -48,6 +48,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { NatsConnection } from 'nats';
 import { DataSource } from 'typeorm';
 
+import type { AcceptedReply } from '../accepted-requests/accepted-requests.repository';
 import { AcceptedRequests } from '../accepted-requests/accepted-requests.service';
 import { checkContentRules, customHeaders } from '../composition';
 import { CreditReservations, creditUsedUp } from '../credit/credit-reservations.repository';
@@ -102,6 +103,34 @@ interface StoredSend {
   prepared: PreparedMessage[];
   /** A `message.suppressed` per recipient suppressed at accept, published with the send. */
   suppressed: OutboxEntry[];
+  /** A send submitted over SMTP: its raw message, and the reply its idempotency record keeps. */
+  submitted?: Submitted;
+}
+
+/** What a send submitted over SMTP adds to storing it. */
+interface Submitted {
+  /** The message every recipient is delivered, as stored. */
+  raw: Buffer;
+  /** The reply recorded under its key (the submission's own, not the API's list). */
+  recorded: (reply: CreateMessageResult) => AcceptedReply;
+}
+
+/**
+ * A send submitted over SMTP, read by the submissions module: `body` carries its From address,
+ * subject and options (control headers, the credential's sandbox); each recipient becomes a
+ * message whose content is `raw`.
+ */
+export interface SubmittedSend extends Submitted {
+  request: SendContext;
+  body: SendOptionsBody;
+  recipients: string[];
+}
+
+/** What storing a send's recipients gives: their drafts, their answers and the suppressed ones. */
+interface PerRecipient {
+  drafts: Draft[];
+  data: CreatedMessageRecord[];
+  suppressed: string[];
 }
 
 /** One message about to be stored: its row, what it adds to its send and what announces it. */
@@ -443,11 +472,61 @@ export class AcceptService {
           positions,
         )
       : positions.map(() => given);
-    const ids = uuidv7s(positions.length, now.getTime());
+    const { drafts, data, suppressed } = this.perRecipient(
+      setting,
+      body,
+      body.recipients,
+      positions.length,
+      (index) => contents[index] ?? given,
+      templated,
+    );
+    const sources = sendSources(setting, body, 'message', templated, undefined, body.substitutions);
+    return this.store(request, body, setting, sources, drafts, data, suppressed);
+  }
+
+  /**
+   * A send submitted over SMTP (see SubmissionAccept): the API's rules for its sender, its
+   * recipients (suppression, credit) and its options, one message per recipient, each delivered
+   * as the submitted raw message. Its caller runs it once per submission.
+   */
+  async acceptSubmitted(submitted: SubmittedSend): Promise<CreateMessageResult> {
+    const { request, body, recipients } = submitted;
+    const now = new Date();
+    const setting = await this.setting(request.account_id, body, recipients, now);
+    const deliverable = recipients.filter(
+      (email) => !setting.suppressed.has(suppressionKey(email)),
+    ).length;
+    const given = contentOf(body);
+    const { drafts, data, suppressed } = this.perRecipient(
+      setting,
+      body,
+      recipients.map((email) => ({ email })),
+      deliverable,
+      () => given,
+      false,
+    );
+    const sources = sendSources(setting, body, 'message', false, undefined);
+    return this.store(request, body, setting, sources, drafts, data, suppressed, submitted);
+  }
+
+  /**
+   * One message per recipient that is not suppressed (the n-th one with `contentAt(n)`), and each
+   * recipient's answer in order; `deliverable`: how many are not suppressed.
+   */
+  private perRecipient(
+    setting: SendSetting,
+    body: SendOptionsBody,
+    recipients: ReadonlyArray<AddressBody & { substitutions?: Record<string, unknown> }>,
+    deliverable: number,
+    contentAt: (index: number) => Content,
+    templated: boolean,
+  ): PerRecipient {
+    const now = setting.now;
+    const ids = uuidv7s(deliverable, now.getTime());
     const drafts: Draft[] = [];
     const data: CreatedMessageRecord[] = [];
     const suppressed: string[] = [];
-    for (const recipient of body.recipients) {
+    for (const recipient of recipients) {
       const echo = echoOf(recipient);
       const reason = setting.suppressed.get(suppressionKey(recipient.email));
       if (reason !== undefined) {
@@ -455,20 +534,17 @@ export class AcceptService {
         suppressed.push(recipient.email);
         continue;
       }
-      // The n-th deliverable recipient's rendering.
-      const content = contents[drafts.length] ?? given;
       const draft = this.draft(
         setting,
         ids[drafts.length] ?? uuidv7(now.getTime()),
-        content,
+        contentAt(drafts.length),
         [recipient],
         templated ? recipient.substitutions : undefined,
       );
       drafts.push(draft);
       data.push(acceptedEntry(echo, draft, setting.options, body));
     }
-    const sources = sendSources(setting, body, 'message', templated, undefined, body.substitutions);
-    return this.store(request, body, setting, sources, drafts, data, suppressed);
+    return { drafts, data, suppressed };
   }
 
   /** Bcc on the envelope only; no templating. */
@@ -620,6 +696,7 @@ export class AcceptService {
     drafts: Draft[],
     data: CreatedMessageRecord[],
     suppressedRecipients: readonly string[],
+    submitted?: Submitted,
   ): Promise<CreateMessageResult> {
     const suppressed = suppressedAtAcceptEntries({
       accountId: setting.accountId,
@@ -629,39 +706,60 @@ export class AcceptService {
       recipients: suppressedRecipients,
       now: setting.now,
     });
+    const recorded = submitted?.recorded ?? ((reply: CreateMessageResult) => reply);
     if (drafts.length === 0) {
       const reply = fitReply(data);
-      if (suppressed.length > 0) {
+      // A submission is recorded under its key even when nothing is sent: a retry answers alike.
+      if (suppressed.length > 0 || submitted) {
         await this.commit(
           request,
-          reply,
+          recorded(reply),
           enqueueOutboxStatement(this.dataSource.manager, suppressed),
         );
         this.outbox.notify();
       }
       return reply;
     }
+    const prepared = submitted ? [] : await this.prepareWithinLimits(sources, drafts);
+    const stored: StoredSend = {
+      request,
+      body,
+      setting,
+      sources,
+      prepared,
+      suppressed,
+      ...(submitted ? { submitted } : {}),
+    };
+    if (setting.monthlyCredit > 0) return this.storeWithinCredit(stored, drafts, data, recorded);
+    const reply = fitReply(data);
+    await this.commit(request, recorded(reply), this.rowsStatement(stored, drafts));
+    this.accepted(stored, drafts);
+    return reply;
+  }
+
+  /**
+   * Each message prepared for composition (tracked, its links found), and the size limits checked.
+   * Templated messages differ in content, so each one is tracked (and its links stored) alone;
+   * otherwise the first message stands for all.
+   */
+  private async prepareWithinLimits(
+    sources: SendSources,
+    drafts: Draft[],
+  ): Promise<PreparedMessage[]> {
     const prepare = (draft: Draft) => this.composer.prepare(sources, draft.part, draft.content);
-    // Templated messages differ in content, so each one is tracked (and its links stored) alone;
-    // otherwise the first message stands for all.
     const prepared = sources.templated ? drafts.map(prepare) : drafts.slice(0, 1).map(prepare);
     await checkSizes(
       drafts,
       (index) => prepared[index],
       (draft) => prepare(draft).input,
     );
-    const stored: StoredSend = { request, body, setting, sources, prepared, suppressed };
-    if (setting.monthlyCredit > 0) return this.storeWithinCredit(stored, drafts, data);
-    const reply = fitReply(data);
-    await this.commit(request, reply, this.rowsStatement(stored, drafts));
-    this.accepted(stored, drafts);
-    return reply;
+    return prepared;
   }
 
   /** Runs the send's one statement, with its idempotency record when it has a key. */
   private async commit(
     request: SendContext,
-    reply: CreateMessageResult,
+    reply: AcceptedReply,
     rows: { sql: string; parameters: unknown[] },
   ): Promise<void> {
     // Its text depends only on which tables get rows and the number of attachments: prepared.
@@ -685,6 +783,7 @@ export class AcceptService {
     stored: StoredSend,
     drafts: Draft[],
     data: CreatedMessageRecord[],
+    recorded: (reply: CreateMessageResult) => AcceptedReply,
   ): Promise<CreateMessageResult> {
     const { request, setting } = stored;
     const { reply, kept } = await this.dataSource.transaction(async (manager) => {
@@ -704,7 +803,7 @@ export class AcceptService {
         ),
       );
       if (request.idempotency !== undefined) {
-        await this.acceptedRequests.record(manager, request, reply);
+        await this.acceptedRequests.record(manager, request, recorded(reply));
       }
       const rows =
         kept.length > 0
@@ -750,6 +849,7 @@ export class AcceptService {
       headers: sources.headers,
       substitutions: sources.substitutions ?? null,
       templated: sources.templated,
+      rawContent: stored.submitted?.raw ?? null,
       purgeAt: options.purgeContentAt,
       purgedAt: null,
       retainUntil: options.retainUntil,

@@ -10,7 +10,6 @@ import {
   MESSAGE_DOWNLOADS_BUCKET,
   type StoredObjectRecord,
 } from '@envoi/contracts-messages';
-import type { SendSources } from '@envoi/shared-composition';
 import { NATS_CONNECTION, putUpload } from '@envoi/shared-nats';
 import { Inject, Injectable } from '@nestjs/common';
 import type { NatsConnection } from 'nats';
@@ -21,7 +20,7 @@ import type { MessageEntity } from './message.entity';
 import { MessageContents } from './message-contents.service';
 import { MessagesException } from './messages.exception';
 import { MessagesRepository } from './messages.repository';
-import { SendsRepository } from './sends.repository';
+import { type SendContent, SendsRepository } from './sends.repository';
 
 /** What `,"content_base64":""` adds to a view's JSON around the content itself. */
 const CONTENT_FIELD_BYTES = 20;
@@ -86,7 +85,7 @@ export class DeliveryViewService {
   async viewsWithSources(request: DeliveryViewsRequest): Promise<DeliveryViewsV2> {
     const messages = await this.messages.findByIds(request.message_ids);
     return deliveryViewsReply(messages, messages.map(toDeliveryView), {
-      sources: (sendId) => this.sends.findSources(sendId),
+      content: (sendId) => this.sends.findContent(sendId),
       raw: (messageId) => this.messages.findRaw(messageId),
       upload: (sendId, bytes) => this.download(`${sendId}.sources`, bytes),
     });
@@ -106,10 +105,10 @@ export class DeliveryViewService {
     let room =
       INLINE_PAYLOAD_MAX_BYTES -
       Buffer.byteLength(JSON.stringify({ views: bare, separately: ids }));
-    const sendSources = new Map<string, Promise<SendSources | undefined>>();
+    const sendContents = new Map<string, Promise<SendContent | undefined>>();
     const views: DeliveryView[] = [];
     for (const [index, message] of messages.entries()) {
-      const raw = await this.contents.raw(message, sendSources);
+      const raw = await this.contents.raw(message, sendContents);
       const view = bare[index] ?? toDeliveryView(message);
       if (raw === null) {
         views.push(view);

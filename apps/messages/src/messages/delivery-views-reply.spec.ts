@@ -62,13 +62,13 @@ function sources(attachmentBytes = 10): SendSources {
 
 /** Reads from maps, counting each kind of read. */
 function reads(
-  sends: Record<string, SendSources | undefined>,
+  sends: Record<string, SendSources | Buffer | undefined>,
   raws: Record<string, Buffer | null> = {},
 ) {
   const calls = { sources: [] as string[], raw: [] as string[], uploads: [] as string[] };
   const uploaded = new Map<string, Buffer>();
   const read: DeliveryReplyReads = {
-    sources: (sendId) => {
+    content: (sendId) => {
       calls.sources.push(sendId);
       return Promise.resolve(sends[sendId]);
     },
@@ -167,5 +167,22 @@ describe('deliveryViewsReply', () => {
     expect(result.sends).toEqual([]);
     // A purged message's send is not read for it.
     expect(calls.sources).toEqual(['gone']);
+  });
+
+  it('carries a submitted send’s raw bytes in each of its messages, reading the send once', async () => {
+    const raw = Buffer.from('From: app@sender.test\r\nSubject: hi\r\n\r\n\xe9 8-bit\r\n', 'latin1');
+    const messages = [message('smtp'), message('smtp'), message('too-big')];
+    const { read, calls } = reads({ smtp: raw, 'too-big': Buffer.alloc(INLINE_PAYLOAD_MAX_BYTES) });
+
+    const result = await reply(messages, read);
+
+    expect(calls.sources).toEqual(['smtp', 'too-big']);
+    expect(result.sends).toEqual([]);
+    expect(result.views.map((view) => view.id)).toEqual([messages[0]?.id, messages[1]?.id]);
+    for (const view of result.views) {
+      expect(view.composition).toBeUndefined();
+      expect(Buffer.from(view.content_base64 ?? '', 'base64')).toEqual(raw);
+    }
+    expect(result.separately).toEqual([messages[2]?.id]);
   });
 });

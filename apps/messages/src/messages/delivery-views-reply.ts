@@ -5,19 +5,16 @@ import {
   INLINE_PAYLOAD_MAX_BYTES,
   type StoredObjectRecord,
 } from '@envoi/contracts-messages';
-import {
-  type SendSources,
-  toRecipientPartRecord,
-  toSourcesRecord,
-} from '@envoi/shared-composition';
+import { toRecipientPartRecord, toSourcesRecord } from '@envoi/shared-composition';
 
 import type { MessageEntity } from './message.entity';
 import { recipientPartOf } from './message-contents.service';
+import type { SendContent } from './sends.repository';
 
 /** What the reply reads and stores, each once per send (or per legacy message). */
 export interface DeliveryReplyReads {
-  /** The send's sources; undefined once purged. */
-  sources(sendId: string): Promise<SendSources | undefined>;
+  /** The send's sources, or its raw bytes when submitted over SMTP; undefined once purged. */
+  content(sendId: string): Promise<SendContent | undefined>;
   /** A message stored before sends were: its raw bytes, null once purged. */
   raw(messageId: string): Promise<Buffer | null>;
   /** Stores a send's sources (JSON) in the downloads bucket. */
@@ -54,10 +51,18 @@ export async function deliveryViewsReply(
   const views: DeliveryView[] = [];
   const separately: string[] = [];
 
-  const sendRecord = async (sendId: string): Promise<DeliverySendRecord | null> => {
+  // Each send read once: a submitted send's raw bytes, or its sources' record.
+  const submitted = new Map<string, Buffer>();
+  const sendRecord = async (sendId: string): Promise<DeliverySendRecord | Buffer | null> => {
+    const raw = submitted.get(sendId);
+    if (raw) return raw;
     const known = sends.get(sendId);
     if (known !== undefined) return known;
-    const sources = await reads.sources(sendId);
+    const sources = await reads.content(sendId);
+    if (Buffer.isBuffer(sources)) {
+      submitted.set(sendId, sources);
+      return sources;
+    }
     let record: DeliverySendRecord | null = null;
     if (sources) {
       const inline: DeliverySendRecord = { id: sendId, sources: toSourcesRecord(sources) };
@@ -74,25 +79,33 @@ export async function deliveryViewsReply(
     return record;
   };
 
+  /** A message sent as stored bytes: inline while they fit, else read alone. */
+  const rawView = (message: MessageEntity, view: DeliveryView, raw: Buffer | null): void => {
+    if (raw === null) {
+      views.push(view);
+      return;
+    }
+    const inlineBytes = base64Length(raw.length) + CONTENT_FIELD_BYTES;
+    if (inlineBytes > room) {
+      separately.push(message.id);
+      return;
+    }
+    room -= inlineBytes;
+    views.push({ ...view, content_base64: raw.toString('base64') });
+  };
+
   for (const [index, message] of messages.entries()) {
     const view = bare[index];
     if (!view) continue;
     if (message.sendId === null) {
-      const raw = await reads.raw(message.id);
-      if (raw === null) {
-        views.push(view);
-        continue;
-      }
-      const inlineBytes = base64Length(raw.length) + CONTENT_FIELD_BYTES;
-      if (inlineBytes > room) {
-        separately.push(message.id);
-        continue;
-      }
-      room -= inlineBytes;
-      views.push({ ...view, content_base64: raw.toString('base64') });
+      rawView(message, view, await reads.raw(message.id));
       continue;
     }
     const send = message.contentPurgedAt === null ? await sendRecord(message.sendId) : null;
+    if (Buffer.isBuffer(send)) {
+      rawView(message, view, send);
+      continue;
+    }
     if (!send) {
       views.push(view);
       continue;

@@ -1,9 +1,9 @@
-import { type RecipientPart, type SendSources, StoredComposer } from '@envoi/shared-composition';
+import { type RecipientPart, StoredComposer } from '@envoi/shared-composition';
 import { Injectable } from '@nestjs/common';
 
 import type { MessageEntity } from './message.entity';
 import { MessagesRepository } from './messages.repository';
-import { SendsRepository } from './sends.repository';
+import { type SendContent, SendsRepository } from './sends.repository';
 
 /** What the message adds to its send's sources. */
 export function recipientPartOf(message: MessageEntity): RecipientPart {
@@ -21,7 +21,7 @@ export function recipientPartOf(message: MessageEntity): RecipientPart {
 
 /**
  * A message's raw content, exactly as it is (or was) sent: composed from its send and its own
- * part, or, for a message stored before sends were, read as stored. Null once data retention
+ * part, its send's raw bytes when submitted over SMTP, or, for a message stored before sends were, read as stored. Null once data retention
  * purged it (its send's content, or this message's alone).
  */
 @Injectable()
@@ -32,21 +32,23 @@ export class MessageContents {
     private readonly composer: StoredComposer,
   ) {}
 
-  /** `sendSources`: the sends already read, by id, for a caller reading many messages. */
+  /** `sendContents`: the sends already read, by id, for a caller reading many messages. */
   async raw(
     message: MessageEntity,
-    sendSources: Map<string, Promise<SendSources | undefined>> = new Map(),
+    sendContents: Map<string, Promise<SendContent | undefined>> = new Map(),
   ): Promise<Buffer | null> {
     const sendId = message.sendId;
     if (sendId === null) return this.messages.findRaw(message.id);
     if (message.contentPurgedAt !== null) return null;
-    let read = sendSources.get(sendId);
+    let read = sendContents.get(sendId);
     if (!read) {
-      read = this.sends.findSources(sendId);
-      sendSources.set(sendId, read);
+      read = this.sends.findContent(sendId);
+      sendContents.set(sendId, read);
     }
-    const sources = await read;
-    if (!sources) return null;
-    return this.composer.compose(sources, recipientPartOf(message));
+    const content = await read;
+    if (!content) return null;
+    // A send submitted over SMTP: every message is its raw bytes.
+    if (Buffer.isBuffer(content)) return content;
+    return this.composer.compose(content, recipientPartOf(message));
   }
 }

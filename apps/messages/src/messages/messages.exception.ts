@@ -34,4 +34,16 @@ export const MessagesException = {
       MessagesErrorCode.IdempotencyKeyReused,
       'idempotency key was already used with a different request payload',
     ),
+  submissionMalformed: (reason: string) =>
+    new CodedError(MessagesErrorCode.SubmissionMalformed, `malformed message: ${reason}`),
+  controlHeaderInvalid: (message: string) =>
+    new CodedError(MessagesErrorCode.SubmissionControlHeaderInvalid, message),
+  /** The reference's refusal (platform notes 2.10). */
+  submissionSenderNotAllowed: (credential: string, accountId: string) =>
+    new CodedError(
+      MessagesErrorCode.SubmissionSenderNotAllowed,
+      `authz_id '${credential}' is not authorized to send as tenant '${accountId}' or from this domain`,
+    ),
+  submissionAccountDisabled: (reason: string) =>
+    new CodedError(MessagesErrorCode.SubmissionAccountDisabled, reason),
 } as const;

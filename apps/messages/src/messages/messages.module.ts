@@ -8,6 +8,8 @@ import { RetentionRepository } from '../retention/retention.repository';
 import { RetentionPurgeService } from '../retention/retention-purge.service';
 import { AccountDefaultsService } from '../senders/account-defaults.service';
 import { SenderAuthorizations } from '../senders/sender-authorizations.service';
+import { SubmissionAccept } from '../submissions/submission-accept.service';
+import { SubmissionsController } from '../submissions/submissions.controller';
 import { TrackingRepository } from '../tracking/tracking.repository';
 import { AcceptService } from './accept.service';
 import { DeliveryViewService } from './delivery-view.service';
@@ -20,7 +22,7 @@ import { SuppressionChecks } from './suppression-checks.service';
 
 @Module({
   imports: [AcceptedRequestsModule],
-  controllers: [MessagesController],
+  controllers: [MessagesController, SubmissionsController],
   providers: [
     MessagesRepository,
     TrackingRepository,
@@ -37,6 +39,7 @@ import { SuppressionChecks } from './suppression-checks.service';
     },
     MessageContents,
     AcceptService,
+    SubmissionAccept,
     MessagesService,
     DeliveryViewService,
     RetentionPurgeService,

@@ -71,6 +71,13 @@ export class SendEntity {
   @Column({ type: 'boolean' })
   templated!: boolean;
 
+  /**
+   * A send submitted over SMTP: the message as stored and delivered (its messages are not
+   * composed); null for an API send and once purged.
+   */
+  @Column({ type: 'bytea', nullable: true })
+  rawContent!: Buffer | null;
+
   /** When data retention purges the content. */
   @Column({ type: 'timestamptz' })
   purgeAt!: Date;

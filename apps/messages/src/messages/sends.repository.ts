@@ -39,6 +39,7 @@ const SEND_COLUMNS: Columns<SendRow> = {
   headers: ['json', (row) => row.headers],
   substitutions: ['json', (row) => row.substitutions],
   templated: ['boolean', (row) => row.templated],
+  raw_content: ['bytea', (row) => row.rawContent],
   purge_at: ['timestamptz', (row) => row.purgeAt],
   purged_at: ['timestamptz', (row) => row.purgedAt],
   retain_until: ['timestamptz', (row) => row.retainUntil],
@@ -98,6 +99,12 @@ export function sourcesOf(
   };
 }
 
+/**
+ * What a send's messages are made of: its sources, composed per message, or, for a send
+ * submitted over SMTP, the raw message every one of them delivers as it is.
+ */
+export type SendContent = SendSources | Buffer;
+
 /** Sends stored once per request (messages.sends, send_attachments, send_links). */
 @Injectable()
 export class SendsRepository {
@@ -138,10 +145,11 @@ export class SendsRepository {
     ];
   }
 
-  /** What the send's messages are composed from; undefined when it is gone or purged. */
-  async findSources(sendId: string): Promise<SendSources | undefined> {
+  /** What the send's messages are made of; undefined when it is gone or purged. */
+  async findContent(sendId: string): Promise<SendContent | undefined> {
     const send = await this.dataSource.manager.findOneBy(SendEntity, { id: sendId });
     if (!send || send.purgedAt !== null) return undefined;
+    if (send.rawContent !== null) return send.rawContent;
     const attachments = await this.dataSource.manager.findBy(SendAttachmentEntity, { sendId });
     return sourcesOf(send, attachments);
   }

@@ -25,7 +25,7 @@ const PURGE_CONTENT_SQL = `
 /** What a purged send keeps: nothing its messages could be composed from. */
 const SEND_CONTENT_PURGED = `subject = NULL, text_content = NULL, html_content = NULL,
   amp_content = NULL, headers = NULL, substitutions = NULL, reply_to = NULL, to_addresses = NULL,
-  cc_addresses = NULL, purged_at = now()`;
+  cc_addresses = NULL, raw_content = NULL, purged_at = now()`;
 
 /**
  * Data retention of sends (all their messages share it): empties up to $1 sends whose time has
