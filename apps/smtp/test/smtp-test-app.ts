@@ -7,13 +7,41 @@ import {
   IsolatedPlatform,
 } from '@envoi/shared-testing';
 
-export interface SmtpRig {
-  platform: IsolatedPlatform;
+export interface SmtpInstance {
   smtp: ChildHandle;
   /** STARTTLS submission port. */
   port: number;
   /** Implicit TLS port. */
   implicitTlsPort: number;
+}
+
+export interface SmtpRig extends SmtpInstance {
+  platform: IsolatedPlatform;
+  /** Another replica of the smtp app on the same bus, on its own ports. */
+  startReplica(): Promise<SmtpInstance>;
+}
+
+async function startSmtp(
+  platform: IsolatedPlatform,
+  extraEnv: Record<string, string> = {},
+): Promise<SmtpInstance> {
+  const certificate = await ensureDevCertificate(path.join(platform.dir, 'tls'));
+  const port = await findFreePort();
+  const implicitTlsPort = await findFreePort();
+  const smtp = await platform.startService(
+    'smtp',
+    platform.env({
+      ...TEST_SMTP_SETTINGS,
+      SMTP_HOST: '127.0.0.1',
+      SMTP_SUBMISSION_PORTS: String(port),
+      SMTP_IMPLICIT_TLS_PORT: String(implicitTlsPort),
+      SMTP_TLS_CERT_FILE: certificate.certPath,
+      SMTP_TLS_KEY_FILE: certificate.keyPath,
+      ...extraEnv,
+    }),
+    { migrate: false },
+  );
+  return { smtp, port, implicitTlsPort };
 }
 
 /** Fast settings so that the limits can be reached within a test. */
@@ -35,7 +63,9 @@ export const TEST_SMTP_SETTINGS = {
 export function useSmtpRig(
   options: {
     extraEnv?: Record<string, string>;
+    /** Starts what the smtp app talks to, on the platform, before it; `after` stops it. */
     before?: (platform: IsolatedPlatform) => Promise<void>;
+    after?: () => Promise<void>;
   } = {},
 ): () => SmtpRig {
   let rig: SmtpRig | undefined;
@@ -45,26 +75,13 @@ export function useSmtpRig(
     await IsolatedPlatform.build();
     platform = await IsolatedPlatform.start({ owner: 'smtp' });
     await options.before?.(platform);
-    const certificate = await ensureDevCertificate(path.join(platform.dir, 'tls'));
-    const port = await findFreePort();
-    const implicitTlsPort = await findFreePort();
-    const smtp = await platform.startService(
-      'smtp',
-      platform.env({
-        ...TEST_SMTP_SETTINGS,
-        SMTP_HOST: '127.0.0.1',
-        SMTP_SUBMISSION_PORTS: String(port),
-        SMTP_IMPLICIT_TLS_PORT: String(implicitTlsPort),
-        SMTP_TLS_CERT_FILE: certificate.certPath,
-        SMTP_TLS_KEY_FILE: certificate.keyPath,
-        ...options.extraEnv,
-      }),
-      { migrate: false },
-    );
-    rig = { platform, smtp, port, implicitTlsPort };
+    const started = platform;
+    const first = await startSmtp(started, options.extraEnv);
+    rig = { ...first, platform: started, startReplica: () => startSmtp(started, options.extraEnv) };
   }, 120_000);
 
   afterAll(async () => {
+    await options.after?.();
     await platform?.stop();
   }, 60_000);
 

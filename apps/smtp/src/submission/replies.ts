@@ -32,8 +32,8 @@ export const Replies = {
       '5.7.1',
       `authz_id '${username}' is not authorized to send as tenant '${accountId}' or from this domain`,
     ),
-  tooManyRecipients: (max: number) =>
-    new SmtpReply(452, '4.5.3', `Too many recipients (at most ${max} per message)`),
+  parameterNotRecognized: (name: string) =>
+    new SmtpReply(501, '5.5.4', `Parameter not recognized: ${name}`),
   messageTooBig: (max: number) =>
     new SmtpReply(552, '5.3.4', `Message exceeds fixed maximum message size ${max}`),
   malformed: (detail: string) => new SmtpReply(552, '5.6.0', `Malformed message: ${detail}`),

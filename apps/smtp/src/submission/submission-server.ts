@@ -111,7 +111,7 @@ export class SubmissionServer {
           (error: unknown) => done(this.unexpected(error)),
         );
       },
-      onRcptTo: (_address, _session, done) => done(),
+      onRcptTo: (address, _session, done) => done(session.rcptTo(address)),
       onData: (stream, smtpSession, done) => {
         session.data(stream, smtpSession).then(
           (outcome) => (typeof outcome === 'string' ? done(null, outcome) : done(outcome)),

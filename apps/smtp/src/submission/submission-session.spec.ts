@@ -261,10 +261,27 @@ describe('SubmissionSession', () => {
       expect(replyText(await handlers.mailFrom({ address: '', args: false }, connection))).toMatch(
         /^550 5\.7\.1 /,
       );
-      const third = { ...connection, transaction: 3 };
       expect(
-        replyText(await handlers.mailFrom({ address: 'a@acme.example', args: false }, third)),
-      ).toMatch(/^421 4\.7\.0 /);
+        await handlers.mailFrom({ address: 'a@acme.example', args: false }, connection),
+      ).toBeNull();
+      const third = await handlers.mailFrom({ address: 'a@acme.example', args: false }, connection);
+      expect(replyText(third)).toMatch(/^421 4\.7\.0 /);
+    });
+
+    it('refuses ESMTP parameters it does not offer with 501 5.5.4', async () => {
+      const { session: handlers, connection } = await loggedIn({
+        [AUTHORIZE]: () => ({ dns_valid: true }),
+      });
+      const withBody = { address: 'a@acme.example', args: { BODY: '8BITMIME', SMTPUTF8: true as const } };
+      expect(await handlers.mailFrom(withBody, connection)).toBeNull();
+      const withDsn = { address: 'a@acme.example', args: { RET: 'FULL' } };
+      expect(replyText(await handlers.mailFrom(withDsn, connection))).toBe(
+        '501 5.5.4 Parameter not recognized: RET',
+      );
+      expect(handlers.rcptTo({ address: 'b@example.net', args: false })).toBeNull();
+      expect(
+        replyText(handlers.rcptTo({ address: 'b@example.net', args: { NOTIFY: 'NEVER' } })),
+      ).toMatch(/^501 5\.5\.4 /);
     });
 
     it('answers 451 4.3.0 when domains does not answer', async () => {

@@ -45,7 +45,12 @@ export interface SessionDependencies {
 interface SessionState {
   login?: VerifiedSmtpLogin & { username: string };
   failedLogins: number;
+  /** MAIL FROM commands the connection has issued. */
+  transactions: number;
 }
+
+/** The ESMTP parameters of MAIL FROM that the server advertises; RCPT TO takes none (no DSN). */
+const MAIL_PARAMETERS = new Set(['BODY', 'SIZE', 'SMTPUTF8']);
 
 /**
  * What a submission session decides at AUTH, MAIL FROM, RCPT TO and DATA: smtp-server parses
@@ -65,7 +70,7 @@ export class SubmissionSession {
   }
 
   opened(session: SMTPServerSession): void {
-    this.states.set(session.id, { failedLogins: 0 });
+    this.states.set(session.id, { failedLogins: 0, transactions: 0 });
   }
 
   closed(session: SMTPServerSession): void {
@@ -110,11 +115,15 @@ export class SubmissionSession {
     address: SMTPServerAddress,
     session: SMTPServerSession,
   ): Promise<SmtpReply | null> {
-    const login = this.state(session).login;
+    const state = this.state(session);
+    const login = state.login;
     if (!login) return Replies.sendingRefused('Authentication required');
-    if (session.transaction > this.deps.limits.maxTransactionsPerConnection) {
+    state.transactions += 1;
+    if (state.transactions > this.deps.limits.maxTransactionsPerConnection) {
       return Replies.tooManyTransactions();
     }
+    const unknown = unknownParameter(address, MAIL_PARAMETERS);
+    if (unknown) return Replies.parameterNotRecognized(unknown);
     if (address.address === '') return Replies.nullSenderRefused();
     const domain = domainOf(address.address);
     const refused = Replies.senderNotAllowed(login.username, login.account_id);
@@ -125,6 +134,11 @@ export class SubmissionSession {
       if (error instanceof RpcError) return Replies.temporaryFailure();
       throw error;
     }
+  }
+
+  rcptTo(address: SMTPServerAddress): SmtpReply | null {
+    const unknown = unknownParameter(address, new Set());
+    return unknown ? Replies.parameterNotRecognized(unknown) : null;
   }
 
   async data(
@@ -162,7 +176,7 @@ export class SubmissionSession {
   private state(session: SMTPServerSession): SessionState {
     let state = this.states.get(session.id);
     if (!state) {
-      state = { failedLogins: 0 };
+      state = { failedLogins: 0, transactions: 0 };
       this.states.set(session.id, state);
     }
     return state;
@@ -201,6 +215,11 @@ function isPresentable(
   if (auth.authzid && auth.authzid !== username) return false;
   const fits = (value: string) => value.length > 0 && value.length <= SMTP_LOGIN_FIELD_MAX;
   return fits(username) && fits(password);
+}
+
+function unknownParameter(address: SMTPServerAddress, allowed: ReadonlySet<string>): string | null {
+  if (!address.args) return null;
+  return Object.keys(address.args).find((name) => !allowed.has(name.toUpperCase())) ?? null;
 }
 
 function remoteAddressOf(session: SMTPServerSession): { remote_address?: string } {
