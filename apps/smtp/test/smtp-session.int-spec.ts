@@ -3,7 +3,7 @@ import { pollUntil } from '@envoi/shared-testing';
 
 import { SmtpBackend } from './smtp-backend';
 import { useSmtpRig } from './smtp-test-app';
-import { SmtpWireClient,type SmtpWireReply } from './smtp-wire-client';
+import { SmtpWireClient, type SmtpWireReply } from './smtp-wire-client';
 
 const GREETING_WAIT_MS = 10_000;
 

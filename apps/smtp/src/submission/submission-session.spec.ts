@@ -272,7 +272,10 @@ describe('SubmissionSession', () => {
       const { session: handlers, connection } = await loggedIn({
         [AUTHORIZE]: () => ({ dns_valid: true }),
       });
-      const withBody = { address: 'a@acme.example', args: { BODY: '8BITMIME', SMTPUTF8: true as const } };
+      const withBody = {
+        address: 'a@acme.example',
+        args: { BODY: '8BITMIME', SMTPUTF8: true as const },
+      };
       expect(await handlers.mailFrom(withBody, connection)).toBeNull();
       const withDsn = { address: 'a@acme.example', args: { RET: 'FULL' } };
       expect(replyText(await handlers.mailFrom(withDsn, connection))).toBe(
