@@ -87,6 +87,8 @@ export interface DevAccount {
   api_key: string;
   /** Each service's health endpoints (`/healthz`, `/readyz`): base URL by service name. */
   health: Record<string, string>;
+  /** Where SMTP submission (STARTTLS) is served. */
+  smtp_submission: { host: string; port: number };
 }
 
 export const devAccountFile = (dataDir: string) => path.join(dataDir, 'dev-account.json');

@@ -11,14 +11,13 @@ import { type DevAccount, readDevAccount, writeDevAccount } from '../runtime/run
 export async function ensureDevAccount(
   rpc: RpcClient,
   dataDir: string,
-  baseUrl: string,
-  health: Record<string, string>,
+  endpoints: Pick<DevAccount, 'base_url' | 'health' | 'smtp_submission'>,
 ): Promise<DevAccount> {
   const existing = readDevAccount(dataDir);
   if (existing) {
     try {
       await rpc.request(AccountsSubjects.getAccount, { account_id: existing.account_id });
-      const account = { ...existing, base_url: baseUrl, health };
+      const account = { ...existing, ...endpoints };
       writeDevAccount(dataDir, account);
       return account;
     } catch (error) {
@@ -28,10 +27,9 @@ export async function ensureDevAccount(
   }
   const created = await rpc.request(AccountsSubjects.createAccount, { name: 'Development' });
   const account: DevAccount = {
-    base_url: baseUrl,
+    ...endpoints,
     account_id: created.account.id,
     api_key: created.api_key.secret_key,
-    health,
   };
   writeDevAccount(dataDir, account);
   return account;

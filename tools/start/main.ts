@@ -39,6 +39,7 @@ async function main(): Promise<void> {
       postgres: port('ENVOI_POSTGRES_PORT', 54320),
       nats: port('ENVOI_NATS_PORT', 42220),
       https: port('HTTPS_PORT', 8443),
+      smtp: port('ENVOI_SMTP_PORT', 2587),
     },
     logTo: 'console',
     serviceEnv: devSecretsEnv(secrets, process.env),
@@ -68,12 +69,11 @@ async function main(): Promise<void> {
     servers: platform.natsUrl.split(','),
     name: 'envoi-start',
   });
-  const account = await ensureDevAccount(
-    new RpcClient(connection),
-    dataDir,
-    platform.baseUrl,
-    platform.health,
-  );
+  const account = await ensureDevAccount(new RpcClient(connection), dataDir, {
+    base_url: platform.baseUrl,
+    health: platform.health,
+    smtp_submission: platform.smtpSubmission,
+  });
   await connection.drain();
   writeRuntimeInfo(dataDir, {
     pid: process.pid,
@@ -88,6 +88,7 @@ async function main(): Promise<void> {
       `  HTTPS base URL: ${account.base_url}   (self-signed certificate: ${platform.certificate.certPath})`,
       `  Account id:     ${account.account_id}`,
       `  API key:        ${account.api_key}`,
+      `  SMTP:           ${account.smtp_submission.host}:${account.smtp_submission.port}   (STARTTLS, same certificate; credentials: POST /v2/accounts/{id}/smtp-credentials)`,
       `  Saved to:       ${path.join(dataDir, 'dev-account.json')}`,
       '',
       `  Try: curl --cacert ${platform.certificate.certPath} -H "Authorization: Bearer ${account.api_key}" ${account.base_url}/v2/ping`,

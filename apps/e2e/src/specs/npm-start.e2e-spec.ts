@@ -1,6 +1,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -36,17 +37,32 @@ function get(url: string, key: string, ca: Buffer): Promise<{ status: number; bo
   });
 }
 
+/** The first line the SMTP submission port sends. */
+function smtpBanner(port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    socket.setTimeout(10_000, () => socket.destroy(new Error('no SMTP banner')));
+    socket.once('data', (chunk: Buffer) => {
+      socket.end();
+      resolve(chunk.toString('latin1'));
+    });
+    socket.once('error', reject);
+  });
+}
+
 /** `npm start` as a newcomer runs it: own data directory and ports, no DATABASE_URL or NATS_URL. */
 describe('npm start', () => {
   let dataDir: string;
   let env: NodeJS.ProcessEnv;
   let httpsPort: number;
+  let smtpPort: number;
   const running = new Set<ChildProcess>();
 
   beforeAll(async () => {
     dataDir = mkdtempSync(path.join(os.tmpdir(), 'envoi-start-'));
     chmodSync(dataDir, 0o755);
     httpsPort = await findFreePort();
+    smtpPort = await findFreePort();
     env = {
       ...process.env,
       DATABASE_URL: '',
@@ -55,6 +71,7 @@ describe('npm start', () => {
       ENVOI_POSTGRES_PORT: String(await findFreePort()),
       ENVOI_NATS_PORT: String(await findFreePort()),
       HTTPS_PORT: String(httpsPort),
+      ENVOI_SMTP_PORT: String(smtpPort),
       LOG_LEVEL: 'warn',
     };
   });
@@ -110,8 +127,11 @@ describe('npm start', () => {
       account_id: string;
       api_key: string;
       health: Record<string, string>;
+      smtp_submission: { host: string; port: number };
     };
     expect(saved.base_url).toBe(`https://127.0.0.1:${httpsPort}`);
+    expect(saved.smtp_submission).toEqual({ host: '127.0.0.1', port: smtpPort });
+    expect(await smtpBanner(smtpPort)).toMatch(/^220 /);
     expect(Object.keys(saved.health).sort()).toEqual(PLATFORM_SERVICES.map((s) => s.name).sort());
     for (const url of Object.values(saved.health)) {
       expect(url).toMatch(/^http:\/\/127\.0\.0\.1:[0-9]+$/);

@@ -1,227 +1,378 @@
-import { randomUUID } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
+import type { CreatedSmtpCredentialRecord } from '@envoi/contracts-accounts';
 import type { DomainRecord } from '@envoi/contracts-domains';
-import {
-  type MessageRecord,
-  MessagesSubjects,
-  type MessageSummaryRecord,
-} from '@envoi/contracts-messages';
+import type { MessageRecord, MessageSummaryRecord } from '@envoi/contracts-messages';
 import { pollUntil } from '@envoi/shared-testing';
-import { simpleParser } from 'mailparser';
+import nodemailer from 'nodemailer';
 
 import {
   type AccountSession,
   closeSessions,
   createAccountSession,
-  rpc,
 } from '../support/account-session';
-import { request } from '../support/api-client';
 import { dkimResults } from '../support/dkim';
 import { createVerifiedDomain } from '../support/domains';
+import { e2eEnvironment } from '../support/environment';
 import { receiptsFor, type StoredReceipt } from '../support/smtp-receipts';
 
-/** The header block and the body of a message (split at its first empty line). */
+const ADMIN = path.resolve(__dirname, '../../../../dist/tools/admin/main.js');
+const CLIENT_TIMEOUT_MS = 30_000;
+const QUEUED = /250 2\.0\.0 Ok: queued as (<[^>\s]+>)/;
+
+type Kind = 'plain' | 'html with attachments' | '8BITMIME';
+type ClientName = 'nodemailer' | 'swaks' | 'smtplib';
+type MessageSummary = Pick<MessageSummaryRecord, 'id' | 'status'>;
+
+interface Login {
+  username: string;
+  password: string;
+}
+
+interface Envelope {
+  from: string;
+  to: string;
+}
+
+/** A message as a client submits it: CRLF line endings, no Message-ID (the platform sets one). */
+function compose(kind: Kind, envelope: Envelope, extraHeaders: string[] = []): Buffer {
+  const headers = [
+    `From: App <${envelope.from}>`,
+    `To: <${envelope.to}>`,
+    `Subject: SMTP ${kind}`,
+    'Date: Wed, 25 Nov 2026 12:00:00 +0000',
+    'MIME-Version: 1.0',
+    ...extraHeaders,
+  ];
+  if (kind === 'plain') {
+    return lines([
+      ...headers,
+      'Content-Type: text/plain; charset=us-ascii',
+      '',
+      'Hello over SMTP.',
+      '.. a leading dot',
+      '',
+    ]);
+  }
+  if (kind === '8BITMIME') {
+    return lines([
+      ...headers,
+      'Content-Type: text/plain; charset=utf-8',
+      'Content-Transfer-Encoding: 8bit',
+      '',
+      'Grüße aus Köln — ünïcödé ✓',
+      '',
+    ]);
+  }
+  const attachment = randomBytes(600)
+    .toString('base64')
+    .replace(/(.{76})/g, '$1\r\n');
+  return lines([
+    ...headers,
+    'Content-Type: multipart/mixed; boundary="outer"',
+    '',
+    '--outer',
+    'Content-Type: multipart/alternative; boundary="inner"',
+    '',
+    '--inner',
+    'Content-Type: text/plain; charset=us-ascii',
+    '',
+    'Hello in text.',
+    '--inner',
+    'Content-Type: text/html; charset=us-ascii',
+    '',
+    '<html><body><p>Hello in <b>HTML</b>.</p></body></html>',
+    '--inner--',
+    '--outer',
+    'Content-Type: application/octet-stream; name="data.bin"',
+    'Content-Disposition: attachment; filename="data.bin"',
+    'Content-Transfer-Encoding: base64',
+    '',
+    attachment,
+    '--outer',
+    'Content-Type: text/csv; name="report.csv"',
+    'Content-Disposition: attachment; filename="report.csv"',
+    '',
+    'a,b',
+    '1,2',
+    '--outer--',
+    '',
+  ]);
+}
+
+function lines(all: string[]): Buffer {
+  return Buffer.from(all.join('\r\n'), 'utf8');
+}
+
 function split(raw: string): { headers: string; body: string } {
-  const end = raw.indexOf('\r\n\r\n');
-  return { headers: raw.slice(0, end + 2), body: raw.slice(end + 4) };
+  const at = raw.indexOf('\r\n\r\n');
+  return { headers: raw.slice(0, at + 2), body: raw.slice(at + 4) };
+}
+
+function run(command: string, args: string[], input?: string): Promise<string> {
+  // NATS_URL: the admin CLI reaches the e2e platform's bus.
+  const env = { ...process.env, NATS_URL: e2eEnvironment().natsUrl };
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      command,
+      args,
+      { timeout: CLIENT_TIMEOUT_MS, env },
+      (error, stdout, stderr) =>
+        error
+          ? reject(new Error(`${command}: ${error.message}\n${stdout}\n${stderr}`))
+          : resolve(stdout),
+    );
+    if (input !== undefined) child.stdin?.end(input);
+  });
+}
+
+/** Python's smtplib: STARTTLS, AUTH PLAIN, MAIL FROM (BODY=8BITMIME for 8-bit mail), DATA. */
+const SMTPLIB_SCRIPT = `
+import smtplib, ssl, sys, json
+args = json.loads(sys.stdin.read())
+context = ssl.create_default_context(cafile=args["ca"])
+context.check_hostname = False
+with smtplib.SMTP(args["host"], args["port"], timeout=20) as smtp:
+    smtp.ehlo()
+    smtp.starttls(context=context)
+    smtp.ehlo()
+    smtp.login(args["username"], args["password"])
+    options = ["BODY=8BITMIME"] if args["eightbit"] else []
+    code, reply = smtp.mail(args["from"], options)
+    if code != 250: raise SystemExit("MAIL: %d %s" % (code, reply))
+    code, reply = smtp.rcpt(args["to"])
+    if code != 250: raise SystemExit("RCPT: %d %s" % (code, reply))
+    code, reply = smtp.data(open(args["file"], "rb").read())
+    print("%d %s" % (code, reply.decode()))
+`;
+
+/** Submits `raw` with a real client and returns the queue id (the Message-ID) of its 250. */
+async function submit(
+  client: ClientName,
+  login: Login,
+  envelope: Envelope,
+  raw: Buffer,
+  eightBit: boolean,
+): Promise<string> {
+  const { host, port } = e2eEnvironment().smtpSubmission;
+  let transcript: string;
+  if (client === 'nodemailer') {
+    const transport = nodemailer.createTransport({
+      host,
+      port,
+      secure: false,
+      requireTLS: true,
+      auth: { user: login.username, pass: login.password },
+      tls: { ca: readFileSync(e2eEnvironment().caFile), servername: 'localhost' },
+    });
+    try {
+      const info = await transport.sendMail({
+        envelope: { from: envelope.from, to: [envelope.to] },
+        raw,
+      });
+      transcript = info.response;
+    } finally {
+      transport.close();
+    }
+  } else {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'envoi-smtp-e2e-'));
+    try {
+      const file = path.join(dir, 'message.eml');
+      // swaks ends the data with a CRLF of its own: it gets the message without its last one.
+      writeFileSync(file, client === 'swaks' ? raw.subarray(0, raw.length - 2) : raw);
+      transcript =
+        client === 'swaks'
+          ? await run('swaks', [
+              '--server',
+              host,
+              '--port',
+              String(port),
+              '--tls',
+              '--auth',
+              'PLAIN',
+              '--auth-user',
+              login.username,
+              '--auth-password',
+              login.password,
+              '--from',
+              envelope.from,
+              '--to',
+              envelope.to,
+              '--data',
+              file,
+            ])
+          : await run(
+              'python3',
+              ['-c', SMTPLIB_SCRIPT],
+              JSON.stringify({
+                host,
+                port,
+                ca: e2eEnvironment().caFile,
+                username: login.username,
+                password: login.password,
+                from: envelope.from,
+                to: envelope.to,
+                file,
+                eightbit: eightBit,
+              }),
+            );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  const queued = QUEUED.exec(transcript);
+  if (!queued?.[1]) throw new Error(`${client}: no 250 with a queue id in\n${transcript}`);
+  return queued[1];
 }
 
 /**
- * Issue 16, SMTP relay: a message submitted over SMTP (here through the messages service's
- * submission subject, as the smtp edge calls it) reaches the recipients' MX (the loopback sink)
- * as submitted: its body byte for byte, its headers in order with only the control headers gone
- * and the platform's own additions (DKIM-Signature, Message-ID and Date when missing) on top,
- * 8-bit content announced with BODY=8BITMIME, and a DKIM signature that verifies.
+ * Issue 16 end to end: real SMTP clients (nodemailer, swaks, Python's smtplib) submit over
+ * STARTTLS with a credential created through the API; the mail reaches the recipients' MX (the
+ * loopback sink) DKIM-signed with its body byte for byte as submitted, and the API shows it.
  */
-describe('SMTP submissions are delivered as submitted (issue 16)', () => {
+describe('SMTP submission (issue 16)', () => {
   let session: AccountSession;
   let domain: DomainRecord;
+  let login: Login;
+
+  async function credential(on: AccountSession, body: Record<string, unknown>): Promise<Login> {
+    const created = await on.api.post<CreatedSmtpCredentialRecord>(on.path('/smtp-credentials'), {
+      name: `smtp-${randomUUID().slice(0, 8)}`,
+      ...body,
+    });
+    expect(created.status).toBe(201);
+    return { username: created.body.username, password: created.body.password };
+  }
+
+  function envelope(prefix: string): Envelope {
+    return {
+      from: `app@${domain.domain}`,
+      to: `${prefix}-${randomUUID().slice(0, 8)}@example.net`,
+    };
+  }
+
+  /** The message to a recipient (each test's own), once it has this status. */
+  async function waitForStatus(to: Envelope, status: string): Promise<MessageRecord> {
+    const query = `/messages?recipient=${encodeURIComponent(to.to)}`;
+    const found = await pollUntil(
+      async () =>
+        (await session.api.get<{ data: MessageSummary[] }>(session.path(query))).body.data,
+      (listed) => listed.length === 1 && listed[0]?.status === status,
+      { timeoutMs: 30_000, what: `the message to ${to.to} to become ${status}` },
+    );
+    const response = await session.api.get<MessageRecord>(
+      session.path(`/messages/${encodeURIComponent(found[0]?.id ?? '')}`),
+    );
+    return response.body;
+  }
+
+  function receipt(to: string): Promise<StoredReceipt> {
+    return pollUntil(
+      () => receiptsFor(to),
+      (found) => found.length === 1,
+      {
+        timeoutMs: 30_000,
+        what: `mail for ${to} at the sink`,
+      },
+    ).then((found) => found[0]);
+  }
 
   beforeAll(async () => {
     session = await createAccountSession();
     domain = await createVerifiedDomain(session);
+    login = await credential(session, { scope: 'global' });
   });
 
   afterAll(async () => {
     await closeSessions();
   });
 
-  async function delivered(
-    to: string,
-  ): Promise<{ summary: MessageSummaryRecord; receipt: StoredReceipt }> {
-    const [summary] = await pollUntil(
-      async () => {
-        const listed = await session.api.get<{ data: MessageSummaryRecord[] }>(
-          session.path(`/messages?recipient=${encodeURIComponent(to)}`),
-        );
-        return listed.body.data ?? [];
-      },
-      (found) => found[0]?.status === 'Delivered',
-      { timeoutMs: 30_000, what: `the message to ${to} to be delivered` },
-    );
-    const [receipt, ...others] = receiptsFor(to);
-    expect(others).toHaveLength(0);
-    if (!summary || !receipt) throw new Error(`nothing delivered to ${to}`);
-    return { summary, receipt };
+  const cases: Array<[ClientName, Kind]> = [];
+  for (const client of ['nodemailer', 'swaks', 'smtplib'] as const) {
+    for (const kind of ['plain', 'html with attachments', '8BITMIME'] as const)
+      cases.push([client, kind]);
   }
 
-  /** Submits `raw` to `to` as the smtp edge does; answers its Message-ID. */
-  async function submit(to: string, raw: string, bodyType: '7BIT' | '8BITMIME'): Promise<string> {
-    const result = await (
-      await rpc()
-    ).request(MessagesSubjects.acceptSubmission, {
-      account_id: session.accountId,
-      credential_id: randomUUID(),
-      credential_sandbox: false,
-      envelope_from: `app@${domain.domain}`,
-      recipients: [to],
-      raw_base64: Buffer.from(raw).toString('base64'),
-      submission_id: randomUUID(),
-      body_type: bodyType,
-    });
-    expect(result.messages).toMatchObject([{ recipient: to, status: 'queued', error: null }]);
-    return result.message_id_header;
-  }
+  it.each(cases)(
+    '%s submits %s mail that arrives DKIM-signed and byte-identical',
+    async (client, kind) => {
+      const to = envelope(client);
+      const raw = compose(kind, to);
+      const id = await submit(client, login, to, raw, kind === '8BITMIME');
 
-  /** A tracking route of the gateway (not an API operation: outside the contract). */
-  function visit(url: string) {
-    return request<unknown>('GET', new URL(url).pathname, {
-      contract: 'skip',
-      headers: { 'user-agent': 'Mozilla/5.0 (e2e)' },
-    });
-  }
+      const received = await receipt(to.to);
+      expect(await dkimResults(received.raw)).toContainEqual([domain.domain, 'pass']);
+      const submitted = split(raw.toString('utf8'));
+      const delivered = split(received.raw);
+      expect(delivered.body).toBe(submitted.body);
+      for (const header of submitted.headers.split('\r\n').filter(Boolean)) {
+        expect(delivered.headers).toContain(`${header}\r\n`);
+      }
+      expect(delivered.headers).toMatch(
+        new RegExp(`^Message-ID:\\s*${id.replace(/[.+]/g, '\\$&')}\\r$`, 'im'),
+      );
 
-  it('tracks opens and clicks in the HTML part only, as API mail, and signs what it sends', async () => {
-    const to = `smtp-tracked-${randomUUID().slice(0, 8)}@example.net`;
-    const text = [
-      'Content-Type: text/plain; charset=utf-8',
-      'Content-Transfer-Encoding: quoted-printable',
-      '',
-      'See https://example.org/in-text =E2=80=94 not tracked.',
-    ].join('\r\n');
-    const attachment = [
-      'Content-Type: text/html; name="page.html"',
-      'Content-Disposition: attachment; filename="page.html"',
-      'Content-Transfer-Encoding: base64',
-      '',
-      Buffer.from('<a href="https://example.org/attached">file</a>').toString('base64'),
-    ].join('\r\n');
-    const raw = [
-      `From: <app@${domain.domain}>`,
-      `To: <${to}>`,
-      'Subject: Tracked over SMTP',
-      'AhaSend-Track-Opens: true',
-      'ahasend-track-clicks: true',
-      'MIME-Version: 1.0',
-      'Content-Type: multipart/mixed; boundary="mixed"',
-      '',
-      '--mixed',
-      'Content-Type: multipart/alternative; boundary="alt"',
-      '',
-      '--alt',
-      text,
-      '--alt',
-      'Content-Type: text/html; charset=utf-8',
-      'Content-Transfer-Encoding: quoted-printable',
-      '',
-      '<html><body><p>Gr=C3=BC=C3=9Fe <a href=3D"https://example.org/landing?a=3D1">go</a></p>=',
-      '</body></html>',
-      '--alt--',
-      '--mixed',
-      attachment,
-      '--mixed--',
-      '',
-    ].join('\r\n');
+      // The API lists it (found by its recipient), delivered, with its delivery attempt.
+      const record = await waitForStatus(to, 'Delivered');
+      expect(record.delivery_attempts.map((attempt) => attempt.status)).toEqual(['Delivered']);
+    },
+  );
 
-    await submit(to, raw, '7BIT');
-
-    const { summary, receipt } = await delivered(to);
-    expect(await dkimResults(receipt.raw)).toEqual([[domain.domain, 'pass']]);
-    expect(receipt.raw).toContain(`\r\n--alt\r\n${text}\r\n--alt\r\n`);
-    expect(receipt.raw).toContain(`\r\n--mixed\r\n${attachment}\r\n--mixed--\r\n`);
-    const html = (await simpleParser(receipt.raw)).html || '';
-    expect(html).toContain('<p>Grüße <a href="');
-    const pixel = /<img src="([^"]+\/t\/o\/[A-Za-z0-9_-]+)"/.exec(html)?.[1];
-    const clicks = [...html.matchAll(/href="([^"]+\/t\/c\/[A-Za-z0-9_-]+)"/g)].map((m) => m[1]);
-    expect(pixel).toBeDefined();
-    expect(clicks).toHaveLength(1);
-    expect(html).not.toContain('https://example.org/landing');
-
-    expect((await visit(pixel ?? '')).status).toBe(200);
-    const clicked = await visit(clicks[0] ?? '');
-    expect(clicked.status).toBe(302);
-    expect(clicked.headers['location']).toBe('https://example.org/landing?a=1');
-    const counted = await pollUntil(
-      () =>
-        session.api.get<MessageRecord>(session.path(`/messages/${encodeURIComponent(summary.id)}`)),
-      (record) => record.body.open_count === 1 && record.body.click_count === 1,
-      { what: 'the open and the click to be counted' },
-    );
-    expect(counted.body).toMatchObject({ open_count: 1, click_count: 1 });
-    // The API shows the content as it was sent: tracked.
-    expect((await simpleParser(counted.body.content ?? '')).html).toBe(html);
-    expect(receipt.raw.endsWith(counted.body.content ?? '')).toBe(true);
+  it('strips the control headers before delivery', async () => {
+    const to = envelope('control');
+    const raw = compose('plain', to, ['AhaSend-Track-Opens: false', 'ahasend-tags: smtp,e2e']);
+    await submit('nodemailer', login, to, raw, false);
+    const received = await receipt(to.to);
+    expect(received.raw).not.toMatch(/^ahasend-/im);
+    await waitForStatus(to, 'Delivered');
   });
 
-  it('delivers an 8-bit multipart message DKIM-signed, its body byte for byte, without its control headers', async () => {
-    const to = `smtp-${randomUUID().slice(0, 8)}@example.net`;
-    const client = [
-      `From: "Café App" <app@${domain.domain}>`,
-      `To: <${to}>`,
-      'Subject: =?UTF-8?Q?R=C3=A9sum=C3=A9?=',
-      'ahasend-tags: smtp,',
-      '  e2e',
-      'MIME-Version: 1.0',
-      'AhaSend-Track-Opens: false',
-      'Content-Type: multipart/alternative; boundary="b1"',
-      'X-Client: kept',
-    ];
-    const body = [
-      '--b1',
-      'Content-Type: text/plain; charset=utf-8',
-      'Content-Transfer-Encoding: 8bit',
-      '',
-      'Grüße aus Köln — 8-bit as sent.',
-      '.leading dot stays',
-      '',
-      '--b1',
-      'Content-Type: text/html; charset=utf-8',
-      'Content-Transfer-Encoding: 8bit',
-      '',
-      '<p>Grüße <a href="https://example.org/x">link</a></p>',
-      '--b1--',
-      '',
-    ].join('\r\n');
-    const raw = `${client.join('\r\n')}\r\n\r\n${body}`;
+  it('refuses an invalid control header with 550 5.6.0 naming it', async () => {
+    const to = envelope('invalid');
+    const raw = compose('plain', to, ['ahasend-data-retention: 99']);
+    await expect(submit('nodemailer', login, to, raw, false)).rejects.toMatchObject({
+      responseCode: 550,
+      response: expect.stringMatching(/^550 5\.6\.0 .*ahasend-data-retention/i) as unknown,
+    });
+  });
 
-    const messageIdHeader = await submit(to, raw, '8BITMIME');
+  it('simulates the mail of a sandbox credential', async () => {
+    const sandbox = await credential(session, { scope: 'global', sandbox: true });
+    const to = envelope('sandbox');
+    await submit('nodemailer', sandbox, to, compose('plain', to), false);
+    await waitForStatus(to, 'Sandbox Delivered');
+    expect(receiptsFor(to.to)).toHaveLength(0);
+  });
 
-    const { summary, receipt } = await delivered(to);
-    expect(summary.tags).toEqual(['smtp', 'e2e']);
-    expect(receipt.body).toBe('8BITMIME');
-    const received = split(receipt.raw);
-    expect(received.body).toBe(body);
-    const kept = [
-      `From: "Café App" <app@${domain.domain}>`,
-      `To: <${to}>`,
-      'Subject: =?UTF-8?Q?R=C3=A9sum=C3=A9?=',
-      'MIME-Version: 1.0',
-      'Content-Type: multipart/alternative; boundary="b1"',
-      'X-Client: kept',
-      '',
-    ].join('\r\n');
-    expect(received.headers.endsWith(kept)).toBe(true);
-    expect(received.headers.toLowerCase()).not.toContain('ahasend');
-    expect(received.headers).toContain(`Message-ID: ${messageIdHeader}\r\n`);
-    expect(received.headers).toMatch(/^Date: .+ \+0000\r$/m);
-    expect(await dkimResults(receipt.raw)).toEqual([[domain.domain, 'pass']]);
-
-    // The API shows the message with the content it sent.
-    const record = await session.api.get<MessageRecord>(
-      session.path(`/messages/${encodeURIComponent(summary.id)}`),
-    );
-    expect(record.status).toBe(200);
-    expect(receipt.raw.endsWith(record.body.content ?? '')).toBe(true);
-    expect(record.body.subject).toBe('Résumé');
+  it('answers 521 to the logins of a suspended account', async () => {
+    const suspended = await createAccountSession();
+    await createVerifiedDomain(suspended);
+    const suspendedLogin = await credential(suspended, { scope: 'global' });
+    // The operator's suspension (admin CLI), broadcast to every smtp replica.
+    await run(process.execPath, [
+      ADMIN,
+      'accounts',
+      'suspend',
+      suspended.accountId,
+      '--reason',
+      'abuse report',
+    ]);
+    const { host, port } = e2eEnvironment().smtpSubmission;
+    const transport = nodemailer.createTransport({
+      host,
+      port,
+      requireTLS: true,
+      auth: { user: suspendedLogin.username, pass: suspendedLogin.password },
+      tls: { ca: readFileSync(e2eEnvironment().caFile), servername: 'localhost' },
+    });
+    try {
+      await expect(transport.verify()).rejects.toMatchObject({ responseCode: 521 });
+    } finally {
+      transport.close();
+    }
   });
 });

@@ -15,6 +15,8 @@ export interface E2eEnvironment {
   notificationReceiptsDir: string;
   /** Each service's health endpoints: base URL by service name. */
   health: Record<string, string>;
+  /** SMTP submission (STARTTLS, the same certificate as the gateway). */
+  smtpSubmission: { host: string; port: number };
   /** The environment the platform's services run with, to start extra replicas. */
   serviceEnv: Record<string, string>;
 }

@@ -95,6 +95,7 @@ export default async function globalSetup(): Promise<void> {
     smtpReceiptsDir,
     notificationReceiptsDir,
     health: platform.health,
+    smtpSubmission: platform.smtpSubmission,
     serviceEnv: Object.fromEntries(
       Object.entries(platform.serviceEnv).filter(
         (entry): entry is [string, string] => typeof entry[1] === 'string',

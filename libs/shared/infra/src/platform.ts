@@ -26,7 +26,13 @@ export interface PlatformOptions {
   persistent: boolean;
   /** Use DATABASE_URL / NATS_URL from here when set instead of starting local servers. */
   env: NodeJS.ProcessEnv;
-  ports: { postgres: number | 'any'; nats: number | 'any'; https: number | 'any' };
+  ports: {
+    postgres: number | 'any';
+    nats: number | 'any';
+    https: number | 'any';
+    /** SMTP submission (STARTTLS); any free port when not given. */
+    smtp?: number | 'any';
+  };
   /** Service output: prefixed on the console, or one log file per process under dataDir/logs. */
   logTo: 'console' | 'files';
   /** Extra environment for every service (durations for tests, for instance). */
@@ -40,6 +46,8 @@ export interface RunningPlatform {
   databaseUrl: string;
   natsUrl: string;
   certificate: CertificatePaths;
+  /** Where the smtp app serves submission with STARTTLS. */
+  smtpSubmission: { host: string; port: number };
   services: ManagedProcess[];
   /** Each service's health endpoints (`/healthz`, `/readyz`): base URL by service name. */
   health: Record<string, string>;
@@ -85,6 +93,8 @@ function trackingSecret(options: PlatformOptions): string {
 
 /** The platform runs on this machine: every service serves its health endpoints on loopback. */
 const HEALTH_HOST = '127.0.0.1';
+/** SMTP submission listens on loopback only, as the API does. */
+const SMTP_HOST = '127.0.0.1';
 
 function logSink(options: PlatformOptions, name: string): LogSink {
   if (options.logTo === 'console') return { kind: 'console', prefix: `[${name}]` };
@@ -138,6 +148,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
         ? { certPath: options.env['TLS_CERT_FILE'], keyPath: options.env['TLS_KEY_FILE'] }
         : await ensureDevCertificate(path.join(options.dataDir, 'tls'));
     const httpsPort = await choosePort(options.ports.https, 'HTTPS');
+    const smtpPort = await choosePort(options.ports.smtp ?? 'any', 'SMTP submission');
 
     const serviceEnv: NodeJS.ProcessEnv = {
       ...options.env,
@@ -163,6 +174,10 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       TLS_CERT_FILE: certificate.certPath,
       TLS_KEY_FILE: certificate.keyPath,
       HTTPS_PORT: String(httpsPort),
+      SMTP_HOST: SMTP_HOST,
+      SMTP_SUBMISSION_PORTS: String(smtpPort),
+      SMTP_TLS_CERT_FILE: certificate.certPath,
+      SMTP_TLS_KEY_FILE: certificate.keyPath,
     };
 
     for (const service of PLATFORM_SERVICES.filter((candidate) => candidate.migrations)) {
@@ -201,6 +216,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       databaseUrl,
       natsUrl,
       certificate,
+      smtpSubmission: { host: SMTP_HOST, port: smtpPort },
       services,
       health,
       serviceEnv,

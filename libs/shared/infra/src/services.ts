@@ -12,4 +12,5 @@ export const PLATFORM_SERVICES: readonly PlatformService[] = [
   { name: 'delivery', migrations: true },
   { name: 'webhooks', migrations: true },
   { name: 'gateway', migrations: true },
+  { name: 'smtp', migrations: false },
 ];

@@ -7,4 +7,4 @@ export * from './smtp-sink';
 export * from './webhook-payloads';
 export * from './webhook-receiver';
 // Apps' tests take free loopback ports too, and apps cannot import shared-infra.
-export { findFreePort } from '@envoi/shared-infra';
+export { ensureDevCertificate, findFreePort } from '@envoi/shared-infra';

@@ -163,10 +163,19 @@ export class IsolatedPlatform {
     });
   }
 
-  /** Runs the service's migrations, then starts it from dist/ and waits until it is ready. */
-  async startService(name: string, env: NodeJS.ProcessEnv): Promise<ChildHandle> {
+  /**
+   * Runs the service's migrations (unless it owns no schema, like the smtp edge), then starts it
+   * from dist/ and waits until it is ready.
+   */
+  async startService(
+    name: string,
+    env: NodeJS.ProcessEnv,
+    options: { migrate?: boolean } = {},
+  ): Promise<ChildHandle> {
     const dist = path.join(WORKSPACE_ROOT, 'dist', 'apps', name, 'src');
-    await runToCompletion(process.execPath, [path.join(dist, 'migrate.js')], env, 60_000);
+    if (options.migrate ?? true) {
+      await runToCompletion(process.execPath, [path.join(dist, 'migrate.js')], env, 60_000);
+    }
     const logFile = path.join(this.dir, `${name}.log`);
     const started = startProcess(
       name,
