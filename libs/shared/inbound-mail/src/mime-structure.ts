@@ -1,4 +1,4 @@
-import type { InboundLimits} from './inbound-limits';
+import type { InboundLimits } from './inbound-limits';
 import { InboundMessageRejected } from './inbound-limits';
 
 /** What a scan learned about a message's MIME tree. */

@@ -5,12 +5,11 @@ import type {
   AttachmentStream,
   HeaderLines,
   Headers,
-  MessageText} from 'mailparser';
-import {
-  MailParser
+  MessageText,
 } from 'mailparser';
+import { MailParser } from 'mailparser';
 
-import type { InboundLimits} from './inbound-limits';
+import type { InboundLimits } from './inbound-limits';
 import { DEFAULT_INBOUND_LIMITS, InboundMessageRejected } from './inbound-limits';
 import { scanMimeStructure } from './mime-structure';
 import type {
@@ -74,7 +73,7 @@ class ParseBudget {
 
   /** Throws once the deadline has passed, or at once when `expired` (the timer fired). */
   checkTime(expired = false): void {
-    if (expired || Date.now() > this.deadline) {
+    if (expired || Date.now() >= this.deadline) {
       throw new InboundMessageRejected(
         'parse_timeout',
         `not parsed within ${this.limits.parseTimeoutMs} ms`,
@@ -124,16 +123,25 @@ function rejectionOf(error: unknown): InboundMessageRejected {
 }
 
 function attachmentOf(stream: AttachmentStream, content: Buffer): ParsedAttachment {
-  const contentId = stream.headers.get('content-id');
   return {
     filename: stream.filename ?? '',
     contentType: stream.contentType,
-    contentId: typeof contentId === 'string' ? contentId : '',
-    disposition: unfold(
-      stream.headerLines.find((line) => line.key === 'content-disposition')?.line ?? '',
-    ).replace(/^content-disposition:\s*/i, ''),
+    contentId: rawHeader(stream.headers, 'content-id'),
+    disposition: rawHeader(stream.headers, 'content-disposition'),
     content,
   };
+}
+
+function drainedOrClosed(parser: MailParser): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = (): void => {
+      parser.off('drain', done);
+      parser.off('close', done);
+      resolve();
+    };
+    parser.on('drain', done);
+    parser.on('close', done);
+  });
 }
 
 function runMailParser(raw: Buffer, limits: InboundLimits): Promise<ParserOutput> {
@@ -180,10 +188,12 @@ function runMailParser(raw: Buffer, limits: InboundLimits): Promise<ParserOutput
         chunks.push(chunk);
         guarded(() => budget.addAttachment(chunk.length));
       });
-      content.on('end', () => {
-        output.attachments.push(attachmentOf(data, Buffer.concat(chunks)));
-        data.release();
-      });
+      content.on('end', () =>
+        guarded(() => {
+          output.attachments.push(attachmentOf(data, Buffer.concat(chunks)));
+          data.release();
+        }),
+      );
     });
     parser.on('error', abort);
     parser.on('end', () => {
@@ -198,10 +208,7 @@ function runMailParser(raw: Buffer, limits: InboundLimits): Promise<ParserOutput
         guarded(() => budget.checkTime());
         if (settled) return;
         if (!parser.write(raw.subarray(offset, offset + FEED_CHUNK_BYTES))) {
-          await new Promise<void>((drained) => {
-            parser.once('drain', drained);
-            parser.once('close', drained);
-          });
+          await drainedOrClosed(parser);
         }
       }
       if (!settled) parser.end();

@@ -16,7 +16,7 @@ export interface ParsedAttachment {
   contentType: string;
   /** The Content-ID header as sent (`<…>` included), or `""`. */
   contentId: string;
-  /** The Content-Disposition header as sent (parameters included), or `""`. */
+  /** The Content-Disposition type without its parameters, or `""`. */
   disposition: string;
   content: Buffer;
 }

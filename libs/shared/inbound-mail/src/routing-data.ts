@@ -8,10 +8,9 @@ import { isBounce } from './bounce';
 import type {
   MailboxAddress,
   ParsedAttachment,
-  ParsedInboundMessage} from './parsed-inbound-message';
-import {
-  headerValue
+  ParsedInboundMessage,
 } from './parsed-inbound-message';
+import { headerValue } from './parsed-inbound-message';
 import { assessSpam } from './spam-score';
 import { stripReply } from './strip-reply';
 
