@@ -236,7 +236,6 @@ export async function parseInboundMessage(
   const structure = scanMimeStructure(raw, limits);
   const output = await runMailParser(raw, limits);
   const html = output.text?.html;
-  const contentType = output.headers.get('content-type');
   return {
     headers: headerFieldsOf(output.headerLines),
     from: mailboxesOf(output.headers.get('from')),
@@ -246,10 +245,7 @@ export async function parseInboundMessage(
     subject: rawHeader(output.headers, 'subject'),
     html: typeof html === 'string' ? html : '',
     text: output.text?.text ?? '',
-    contentType:
-      contentType === undefined
-        ? 'text/plain'
-        : rawHeader(output.headers, 'content-type').toLowerCase() || 'text/plain',
+    contentType: rawHeader(output.headers, 'content-type').toLowerCase() || 'text/plain',
     leafContentTypes: structure.leafContentTypes,
     attachments: output.attachments,
   };
