@@ -32,6 +32,16 @@ describe('stripReply', () => {
     expect(stripReply(reply(sample))).toBe(expected);
   });
 
+  it.each([
+    'El lun, 6 may 2024 a las 13:15, Soporte (<support@example.com>) escribió:',
+    'Op ma 6 mei 2024 om 13:15 schreef Support <support@example.com>:',
+    'Il giorno lun 6 mag 2024 alle ore 13:15 Support <support@example.com> ha scritto:',
+    'Em seg., 6 de mai. de 2024 às 13:15, Support <support@example.com> escreveu:',
+    'Den mån 6 maj 2024 kl 13:15 skrev Support <support@example.com>:',
+  ])('cuts at the attribution line %p', (attribution) => {
+    expect(stripReply(`Gracias!\n\n${attribution}\n\n> Hola`)).toBe('Gracias!');
+  });
+
   it('keeps answers written between quotes', () => {
     expect(stripReply(reply('inline-answers'))).toBe(
       '> Which size do you need?\nLarge, please.\n\n> Which colour?\nBlue.',
