@@ -4,7 +4,12 @@ import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { WebhooksConfig } from '../webhooks.config';
 import { WebhookSecretCipher } from '../webhooks/webhook-secret-cipher';
 import { attemptOutcome } from './attempt-outcome';
-import { type ClaimedDelivery, DeliveriesRepository } from './deliveries.repository';
+import { AttemptRecorder } from './attempt-recorder.service';
+import {
+  type ClaimedDelivery,
+  type ClaimLimits,
+  DeliveriesRepository,
+} from './deliveries.repository';
 import { signedHeaders } from './webhook-signature';
 import { type TransportResult, WebhookTransport } from './webhook-transport';
 
@@ -14,10 +19,12 @@ const LEASE_MARGIN_MS = 1_000;
 /**
  * Sends the due deliveries. The periodic run claims what this replica has room for
  * (WEBHOOK_CONCURRENCY calls in flight, WEBHOOK_ENDPOINT_CONCURRENCY per endpoint over every
- * replica, endpoints served in turn) and starts the calls; while claims find work, each call that
- * ends claims again at once, so a busy endpoint is not held to one batch per interval. A call's
- * result is recorded under the delivery's lease; a replica that dies leaves its leased deliveries
- * to be claimed again once their leases end.
+ * replica, endpoints served in turn) and starts the calls; each call that ends claims again at
+ * once (after the claim in progress, if any: calls that end meanwhile share one), so a busy
+ * endpoint is not held to one batch per interval. Deliveries the fan-out leases as it writes them come straight here
+ * (`sendLeasedBy`), without a claim. A call's result is recorded under the delivery's lease, in
+ * batches (AttemptRecorder); a replica that dies leaves its leased deliveries to be claimed again
+ * once their leases end.
  */
 @Injectable()
 export class DeliveryWorker implements OnModuleDestroy {
@@ -25,13 +32,16 @@ export class DeliveryWorker implements OnModuleDestroy {
   private readonly inFlight = new Set<Promise<void>>();
   /** The claim in progress: one at a time per replica. */
   private claiming: Promise<void> | undefined;
-  /** Whether the last claim found work (then more may be due). */
-  private moreDue = false;
+  /** A call ended while the claim was in progress: claim again after it. */
+  private claimAgain = false;
+  /** Places promised to deliveries being leased by the fan-out. */
+  private reserved = 0;
   private stopping = false;
 
   constructor(
     private readonly config: WebhooksConfig,
     private readonly deliveries: DeliveriesRepository,
+    private readonly recorder: AttemptRecorder,
     private readonly secrets: WebhookSecretCipher,
     private readonly transport: WebhookTransport,
   ) {}
@@ -50,26 +60,62 @@ export class DeliveryWorker implements OnModuleDestroy {
     await Promise.allSettled([...this.inFlight]);
   }
 
-  private claim(): Promise<void> {
-    this.claiming ??= this.claimAndSend().finally(() => {
-      this.claiming = undefined;
-    });
-    return this.claiming;
+  /**
+   * Lets `lease` lease up to `count` deliveries for this replica (no more than it has room for)
+   * and sends those it answers.
+   */
+  async sendLeasedBy(
+    count: number,
+    lease: (limits: ClaimLimits) => Promise<ClaimedDelivery[]>,
+  ): Promise<void> {
+    const places = this.stopping ? 0 : Math.max(0, Math.min(count, this.room()));
+    this.reserved += places;
+    try {
+      const leased = await lease(this.limits(places));
+      for (const delivery of leased) this.track(this.send(delivery));
+    } finally {
+      this.reserved -= places;
+    }
   }
 
-  private async claimAndSend(): Promise<void> {
-    const room = this.config.WEBHOOK_CONCURRENCY - this.inFlight.size;
-    if (this.stopping || room <= 0) return;
-    const claimed = await this.deliveries.claimDue({
+  private room(): number {
+    return this.config.WEBHOOK_CONCURRENCY - this.inFlight.size - this.reserved;
+  }
+
+  private limits(limit: number): ClaimLimits {
+    return {
       perWebhook: this.config.WEBHOOK_ENDPOINT_CONCURRENCY,
-      limit: room,
+      limit,
       // A lease shorter than a call would hand a call still in flight to another replica.
       leaseMs: Math.max(
         this.config.WEBHOOK_LEASE_MS,
         this.config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS,
       ),
+    };
+  }
+
+  private claim(): Promise<void> {
+    if (this.claiming) {
+      this.claimAgain = true;
+      return this.claiming;
+    }
+    this.claiming = this.claimWhileAsked().finally(() => {
+      this.claiming = undefined;
     });
-    this.moreDue = claimed.length > 0;
+    return this.claiming;
+  }
+
+  private async claimWhileAsked(): Promise<void> {
+    do {
+      this.claimAgain = false;
+      await this.claimAndSend();
+    } while (this.claimAgain && !this.stopping);
+  }
+
+  private async claimAndSend(): Promise<void> {
+    const room = this.room();
+    if (this.stopping || room <= 0) return;
+    const claimed = await this.deliveries.claimDue(this.limits(room));
     for (const delivery of claimed) this.track(this.send(delivery));
   }
 
@@ -77,7 +123,7 @@ export class DeliveryWorker implements OnModuleDestroy {
     this.inFlight.add(call);
     void call.finally(() => {
       this.inFlight.delete(call);
-      if (this.moreDue && !this.stopping) {
+      if (!this.stopping) {
         this.claim().catch((error: unknown) => {
           this.logger.warn(`claiming due deliveries failed: ${String(error)}`);
         });
@@ -99,11 +145,10 @@ export class DeliveryWorker implements OnModuleDestroy {
       new Date(),
     );
     try {
-      const recorded = await this.deliveries.recordAttempt({
+      const recorded = await this.recorder.record({
         deliveryId: delivery.id,
         leaseToken: delivery.leaseToken,
         attemptedAt,
-        disableAfterFailures: this.config.WEBHOOK_DISABLE_AFTER_FAILURES,
         ...outcome,
       });
       if (recorded && !recorded.webhookEnabled && !outcome.succeeded) {
