@@ -1,4 +1,4 @@
-import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 
 import { WebhooksConfig } from '../webhooks.config';
 import {
@@ -29,7 +29,8 @@ export class AttemptRecorder implements OnModuleDestroy {
 
   constructor(
     private readonly config: WebhooksConfig,
-    private readonly deliveries: DeliveriesRepository,
+    @Inject(DeliveriesRepository)
+    private readonly deliveries: Pick<DeliveriesRepository, 'recordAttempts'>,
   ) {}
 
   /** Resolves once the attempt is recorded: null when its lease was lost. */
