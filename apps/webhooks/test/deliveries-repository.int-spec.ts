@@ -8,6 +8,7 @@ import { updatedRows } from '../src/database/updated-rows';
 import {
   type AttemptRecord,
   type ClaimedDelivery,
+  type ClaimLimits,
   DeliveriesRepository,
   type NewDelivery,
 } from '../src/dispatch/deliveries.repository';
@@ -20,7 +21,7 @@ import {
 describe('DeliveriesRepository against PostgreSQL', () => {
   let dataSource: DataSource | undefined;
   let deliveries: DeliveriesRepository;
-  const lease = { perWebhook: 2, limit: 10, leaseMs: 60_000 };
+  const lease: ClaimLimits = { perWebhook: 2, held: [], limit: 10, leaseMs: 60_000 };
 
   beforeAll(async () => {
     const url = process.env['DATABASE_URL'] ?? '';
@@ -130,6 +131,20 @@ describe('DeliveriesRepository against PostgreSQL', () => {
     expect(await deliveries.insert(fresh(failing, 2), lease)).toHaveLength(1);
     // Its place is taken now.
     expect(await deliveries.insert(fresh(failing, 1), lease)).toEqual([]);
+  });
+
+  it('leases more of a webhook only to the replica holding some of its deliveries', async () => {
+    const hook = await webhook();
+    expect(await deliveries.insert(fresh(hook, 1), lease)).toHaveLength(1);
+    // Another replica (not holding the webhook) gets none, by insert or by claim.
+    expect(await deliveries.insert(fresh(hook, 1), lease)).toEqual([]);
+    const claimed = await deliveries.claimDue({ ...lease, limit: 100 });
+    expect(claimed.filter((delivery) => delivery.webhookId === hook.id)).toEqual([]);
+    // The holder claims the one left unleased, its remaining place.
+    const holder = { ...lease, held: [hook.id], limit: 100 };
+    const held = await deliveries.claimDue(holder);
+    expect(held.filter((delivery) => delivery.webhookId === hook.id)).toHaveLength(1);
+    expect(await leasedIds(hook.id)).toHaveLength(2);
   });
 
   it('leases nothing without a lease, nor for a pair already written', async () => {
@@ -283,6 +298,7 @@ describe('DeliveriesRepository against PostgreSQL', () => {
         leaseToken: row.lease_token,
         url: '',
         secretCiphertext: '',
+        webhookFailing: true,
       };
     }
   });

@@ -46,11 +46,15 @@ export interface ClaimedDelivery {
   leaseToken: string;
   url: string;
   secretCiphertext: string;
+  /** Its webhook's last call failed. */
+  webhookFailing: boolean;
 }
 
 export interface ClaimLimits {
-  /** Deliveries in flight per webhook at most, those of every replica counted. */
+  /** Deliveries leased per webhook at most, those of every replica counted. */
   perWebhook: number;
+  /** The webhooks whose deliveries the caller holds leases of. */
+  held: readonly string[];
   /** Deliveries claimed by this call at most. */
   limit: number;
   leaseMs: number;
@@ -92,15 +96,18 @@ const SUBSCRIBERS_SQL = `
      OR EXISTS (SELECT 1 FROM ${S}.webhook_domains d WHERE d.webhook_id = w.id AND d.domain = k.domain)`;
 
 /**
- * The calls webhook `w` may have in flight now: `perWebhook` (1 while its last call failed) less
- * its leased deliveries.
+ * The deliveries webhook `w` may have leased now: `perWebhook` (1 while its last call failed)
+ * less those leased. A webhook whose deliveries another replica holds has none: only the
+ * replica holding some (`held`, its webhooks) takes more, so the calls to one endpoint are made,
+ * and bounded, by one replica at a time.
  */
-const freePlaces = (perWebhook: string): string => `
-  CASE WHEN w.errors_since_last_success > 0 THEN 1 ELSE ${perWebhook} END - (
-    SELECT count(*)::int FROM ${S}.webhook_deliveries b
-    WHERE b.webhook_id = w.id AND b.state = 'pending' AND b.lease_until IS NOT NULL
-      AND b.lease_until > now()
-  ) AS free`;
+const freePlaces = (perWebhook: string, held: string): string => `
+  (SELECT CASE WHEN leased.count > 0 AND NOT w.id = ANY(${held}::uuid[]) THEN 0
+     ELSE CASE WHEN w.errors_since_last_success > 0 THEN 1 ELSE ${perWebhook} END - leased.count
+     END
+   FROM (SELECT count(*)::int AS count FROM ${S}.webhook_deliveries b
+         WHERE b.webhook_id = w.id AND b.state = 'pending' AND b.lease_until IS NOT NULL
+           AND b.lease_until > now()) leased) AS free`;
 
 /**
  * Inserts the deliveries, due now; a pair (event, webhook) already there is left alone. Those a
@@ -115,7 +122,7 @@ const INSERT_SQL = `
       WITH ORDINALITY AS u(id, webhook_id, account_id, event_id, event_type, body, ord)
   ), places AS (
     SELECT w.id AS webhook_id,
-      ${freePlaces('$7')}
+      ${freePlaces('$7', '$10')}
     FROM ${S}.webhooks w
     WHERE $8 > 0 AND w.enabled AND w.id IN (SELECT webhook_id FROM input)
       AND NOT EXISTS (
@@ -138,14 +145,14 @@ const INSERT_SQL = `
     ON CONFLICT (event_id, webhook_id) DO NOTHING
     RETURNING id, webhook_id, event_id, event_type, body, attempts, lease_token
   )
-  SELECT i.*, w.url, w.secret_ciphertext
+  SELECT i.*, w.url, w.secret_ciphertext, w.errors_since_last_success > 0 AS failing
   FROM inserted i JOIN ${S}.webhooks w ON w.id = i.webhook_id
   WHERE i.lease_token IS NOT NULL`;
 
 /**
  * Due deliveries of enabled webhooks, round-robin across webhooks (each one's oldest first), a
- * webhook's share cut to its free places ($1, or 1 while its last call failed, less those leased
- * now: a dead endpoint holds one place until it answers again); locked rows are skipped and
+ * webhook's share cut to its free places (see freePlaces: a dead endpoint holds one place until
+ * it answers again, a webhook another replica holds deliveries of has none); locked rows are skipped and
  * re-checked after locking, so two replicas never claim one delivery. It reads no more than it
  * takes: the webhooks with pending deliveries are found by skipping through the pending index
  * one webhook at a time, and each one's leased and due deliveries through their indexes.
@@ -161,7 +168,7 @@ const CLAIM_SQL = `
     FROM hooks WHERE hooks.webhook_id IS NOT NULL
   ), places AS (
     SELECT w.id AS webhook_id,
-      ${freePlaces('$1')}
+      ${freePlaces('$1', '$4')}
     FROM hooks JOIN ${S}.webhooks w ON w.id = hooks.webhook_id AND w.enabled
   ), picked AS (
     SELECT due.id FROM places
@@ -187,7 +194,7 @@ const CLAIM_SQL = `
   FROM locked, ${S}.webhooks w
   WHERE d.id = locked.id AND w.id = d.webhook_id
   RETURNING d.id, d.webhook_id, d.event_id, d.event_type, d.body, d.attempts, d.lease_token,
-    w.url, w.secret_ciphertext`;
+    w.url, w.secret_ciphertext, w.errors_since_last_success > 0 AS failing`;
 
 /**
  * The deliveries' new states (only those whose lease the caller still holds) and their attempts'
@@ -236,6 +243,11 @@ const UPDATE_COUNTERS_SQL = `
       disabled_reason)
   WHERE w.id = u.id`;
 
+const RELEASE_SQL = `
+  UPDATE ${S}.webhook_deliveries d SET lease_until = NULL, lease_token = NULL
+  FROM unnest($1::uuid[], $2::uuid[]) AS u(id, lease_token)
+  WHERE d.id = u.id AND d.lease_token = u.lease_token`;
+
 const PURGE_SQL = `
   WITH purged AS (
     DELETE FROM ${S}.webhook_deliveries
@@ -269,9 +281,10 @@ interface ClaimRow {
   lease_token: string;
   url: string;
   secret_ciphertext: string;
+  failing: boolean;
 }
 
-const NO_LEASE: ClaimLimits = { perWebhook: 0, limit: 0, leaseMs: 0 };
+const NO_LEASE: ClaimLimits = { perWebhook: 0, held: [], limit: 0, leaseMs: 0 };
 
 function claimedDelivery(row: ClaimRow): ClaimedDelivery {
   return {
@@ -284,6 +297,7 @@ function claimedDelivery(row: ClaimRow): ClaimedDelivery {
     leaseToken: row.lease_token,
     url: row.url,
     secretCiphertext: row.secret_ciphertext,
+    webhookFailing: row.failing,
   };
 }
 
@@ -333,6 +347,7 @@ export class DeliveriesRepository {
       lease.perWebhook,
       lease.limit,
       lease.leaseMs,
+      lease.held,
     ]);
     return rows.map(claimedDelivery);
   }
@@ -343,6 +358,7 @@ export class DeliveriesRepository {
       limits.perWebhook,
       limits.limit,
       limits.leaseMs,
+      limits.held,
     ]);
     return updatedRows<ClaimRow>(result).map(claimedDelivery);
   }
@@ -424,6 +440,17 @@ export class DeliveriesRepository {
       updated.map(({ after }) => after.disabledReason),
     ]);
     return new Map(updated.map(({ id, after }) => [id, after.enabled]));
+  }
+
+  /** Gives leased deliveries back unsent, for any replica's next claim. */
+  async releaseLeases(
+    leases: ReadonlyArray<Pick<ClaimedDelivery, 'id' | 'leaseToken'>>,
+  ): Promise<void> {
+    if (leases.length === 0) return;
+    await this.dataSource.query(RELEASE_SQL, [
+      leases.map((lease) => lease.id),
+      leases.map((lease) => lease.leaseToken),
+    ]);
   }
 
   /**
