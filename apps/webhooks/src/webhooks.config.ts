@@ -42,6 +42,8 @@ export class WebhooksConfig extends OutboxEventConsumerServiceEnv {
   @IntSetting(1, 100) WEBHOOK_ENDPOINT_CONCURRENCY: number = 4;
   /** Calls in flight in one replica at most. */
   @IntSetting(1, 10_000) WEBHOOK_CONCURRENCY: number = 64;
+  /** Attempts that end within this of each other are recorded in one transaction. */
+  @IntSetting(0, 1_000) WEBHOOK_RECORD_WINDOW_MS: number = 5;
   /** How often a replica looks for due deliveries. */
   @IntSetting(10, 60_000) WEBHOOK_POLL_INTERVAL_MS: number = 200;
   /**

@@ -67,11 +67,13 @@ export class WebhooksTestApp {
     readonly db: Client,
     readonly nats: NatsConnection,
     private readonly secretKey: string,
+    private readonly settings: Readonly<Record<string, string>>,
   ) {
     this.secrets = new WebhookSecretCipher(secretKey);
   }
 
-  static async start(): Promise<WebhooksTestApp> {
+  /** `settings` add to (or override) SERVICE_SETTINGS. */
+  static async start(settings: Readonly<Record<string, string>> = {}): Promise<WebhooksTestApp> {
     await IsolatedPlatform.build();
     const platform = await IsolatedPlatform.start({ owner: 'webhooks' });
     const app = new WebhooksTestApp(
@@ -79,6 +81,7 @@ export class WebhooksTestApp {
       new Client({ connectionString: platform.databaseUrl }),
       await connectNats({ servers: [platform.natsUrl], name: 'webhooks-test-client' }),
       randomBytes(32).toString('hex'),
+      settings,
     );
     await app.startService();
     await app.db.connect();
@@ -88,7 +91,11 @@ export class WebhooksTestApp {
   async startService(): Promise<ChildHandle> {
     this.service = await this.platform.startService(
       'webhooks',
-      this.platform.env({ ...SERVICE_SETTINGS, WEBHOOK_SECRET_ENCRYPTION_KEY: this.secretKey }),
+      this.platform.env({
+        ...SERVICE_SETTINGS,
+        ...this.settings,
+        WEBHOOK_SECRET_ENCRYPTION_KEY: this.secretKey,
+      }),
     );
     return this.service;
   }
@@ -219,11 +226,13 @@ export interface WebhooksTestRig {
  * Starts the service and a loopback receiver before the file's tests and stops both after;
  * answers a getter that fails a test when they did not start.
  */
-export function useWebhooksTestRig(): () => WebhooksTestRig {
+export function useWebhooksTestRig(
+  settings: Readonly<Record<string, string>> = {},
+): () => WebhooksTestRig {
   let app: WebhooksTestApp | undefined;
   let receiver: WebhookReceiver | undefined;
   beforeAll(async () => {
-    [app, receiver] = await Promise.all([WebhooksTestApp.start(), WebhookReceiver.start()]);
+    [app, receiver] = await Promise.all([WebhooksTestApp.start(settings), WebhookReceiver.start()]);
   }, 120_000);
   afterAll(async () => {
     await receiver?.close();

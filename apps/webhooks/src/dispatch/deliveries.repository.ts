@@ -1,5 +1,8 @@
+import { randomUUID } from 'node:crypto';
+
 import {
   WEBHOOK_EVENT_FLAGS,
+  type WebhookDisabledEvent,
   type WebhookEventFlag,
   WebhooksStreamSubjects,
 } from '@envoi/contracts-webhooks';
@@ -9,6 +12,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 
 import { WEBHOOKS_SCHEMA } from '../database/data-source-options';
 import { updatedRows } from '../database/updated-rows';
+import { type CountedAttempt, countersAfter, type DisablingAttempt } from './webhook-counters';
 import type { DeliveryState } from './webhook-delivery.entity';
 
 /** Who an event is for: its account, its domain (null: global webhooks only), its flag. */
@@ -49,11 +53,15 @@ export interface ClaimedDelivery {
   leaseToken: string;
   url: string;
   secretCiphertext: string;
+  /** Its webhook's last call failed. */
+  webhookFailing: boolean;
 }
 
 export interface ClaimLimits {
-  /** Deliveries in flight per webhook at most, those of every replica counted. */
+  /** Deliveries leased per webhook at most, those of every replica counted. */
   perWebhook: number;
+  /** The webhooks whose deliveries the caller holds leases of. */
+  held: readonly string[];
   /** Deliveries claimed by this call at most. */
   limit: number;
   leaseMs: number;
@@ -74,8 +82,6 @@ export interface AttemptRecord {
   succeeded: boolean;
   /** Disables the webhook at once (410 Gone). */
   gone: boolean;
-  /** Consecutive failures that disable the webhook. */
-  disableAfterFailures: number;
 }
 
 export interface RecordedAttempt {
@@ -98,16 +104,64 @@ const SUBSCRIBERS_SQL = `
   WHERE w.scope = 'global'
      OR EXISTS (SELECT 1 FROM ${S}.webhook_domains d WHERE d.webhook_id = w.id AND d.domain = k.domain)`;
 
+/**
+ * The deliveries webhook `w` may have leased now: `perWebhook` (1 while its last call failed)
+ * less those leased. A webhook whose deliveries another replica holds has none: only the
+ * replica holding some (`held`, its webhooks) takes more, so the calls to one endpoint are made,
+ * and bounded, by one replica at a time.
+ */
+const freePlaces = (perWebhook: string, held: string): string => `
+  (SELECT CASE WHEN leased.count > 0 AND NOT w.id = ANY(${held}::uuid[]) THEN 0
+     ELSE CASE WHEN w.errors_since_last_success > 0 THEN 1 ELSE ${perWebhook} END - leased.count
+     END
+   FROM (SELECT count(*)::int AS count FROM ${S}.webhook_deliveries b
+         WHERE b.webhook_id = w.id AND b.state = 'pending' AND b.lease_until IS NOT NULL
+           AND b.lease_until > now()) leased) AS free`;
+
+/**
+ * Inserts the deliveries, due now; a pair (event, webhook) already there is left alone. Those a
+ * claim would take at once are leased in the same statement and answered, for the caller to
+ * send: per webhook no more than its free places (as the claim counts them) and only while none
+ * of its deliveries waits unleased (those go first, through the claim), $8 in all at most.
+ */
 const INSERT_SQL = `
-  INSERT INTO ${S}.webhook_deliveries (id, webhook_id, account_id, event_id, event_type, body, next_attempt_at)
-  SELECT u.*, now()
-  FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::varchar[], $5::varchar[], $6::text[]) AS u
-  ON CONFLICT (event_id, webhook_id) DO NOTHING`;
+  WITH input AS (
+    SELECT u.*, row_number() OVER (PARTITION BY u.webhook_id ORDER BY u.ord) AS webhook_rank
+    FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::varchar[], $5::varchar[], $6::text[])
+      WITH ORDINALITY AS u(id, webhook_id, account_id, event_id, event_type, body, ord)
+  ), places AS (
+    SELECT w.id AS webhook_id,
+      ${freePlaces('$7', '$10')}
+    FROM ${S}.webhooks w
+    WHERE $8 > 0 AND w.enabled AND w.id IN (SELECT webhook_id FROM input)
+      AND NOT EXISTS (
+        SELECT 1 FROM ${S}.webhook_deliveries d
+        WHERE d.webhook_id = w.id AND d.state = 'pending' AND d.next_attempt_at <= now()
+          AND (d.lease_until IS NULL OR d.lease_until <= now()))
+  ), chosen AS (
+    SELECT input.id, row_number() OVER (ORDER BY input.webhook_rank, input.ord) AS rank
+    FROM input JOIN places ON places.webhook_id = input.webhook_id
+    WHERE input.webhook_rank <= places.free
+  ), inserted AS (
+    INSERT INTO ${S}.webhook_deliveries (id, webhook_id, account_id, event_id, event_type, body,
+      next_attempt_at, lease_until, lease_token)
+    SELECT input.id, input.webhook_id, input.account_id, input.event_id, input.event_type,
+      input.body, now(),
+      CASE WHEN chosen.rank <= $8 THEN now() + make_interval(secs => $9::double precision / 1000) END,
+      CASE WHEN chosen.rank <= $8 THEN gen_random_uuid() END
+    FROM input LEFT JOIN chosen ON chosen.id = input.id
+    ORDER BY input.ord
+    ON CONFLICT (event_id, webhook_id) DO NOTHING
+    RETURNING id, webhook_id, event_id, event_type, body, attempts, lease_token
+  )
+  SELECT i.*, w.url, w.secret_ciphertext, w.errors_since_last_success > 0 AS failing
+  FROM inserted i JOIN ${S}.webhooks w ON w.id = i.webhook_id
+  WHERE i.lease_token IS NOT NULL`;
 
 /**
  * Due deliveries of enabled webhooks, round-robin across webhooks (each one's oldest first), a
- * webhook's share cut to its free places ($1, or 1 while its last call failed, less those leased
- * now: a dead endpoint holds one place until it answers again); locked rows are skipped and
+ * webhook's share cut to its free places (see freePlaces: a dead endpoint holds one place until
+ * it answers again, a webhook another replica holds deliveries of has none); locked rows are skipped and
  * re-checked after locking, so two replicas never claim one delivery. It reads no more than it
  * takes: the webhooks with pending deliveries are found by skipping through the pending index
  * one webhook at a time, and each one's leased and due deliveries through their indexes.
@@ -123,11 +177,7 @@ const CLAIM_SQL = `
     FROM hooks WHERE hooks.webhook_id IS NOT NULL
   ), places AS (
     SELECT w.id AS webhook_id,
-      CASE WHEN w.errors_since_last_success > 0 THEN 1 ELSE $1 END - (
-        SELECT count(*)::int FROM ${S}.webhook_deliveries b
-        WHERE b.webhook_id = w.id AND b.state = 'pending' AND b.lease_until IS NOT NULL
-          AND b.lease_until > now()
-      ) AS free
+      ${freePlaces('$1', '$4')}
     FROM hooks JOIN ${S}.webhooks w ON w.id = hooks.webhook_id AND w.enabled
   ), picked AS (
     SELECT due.id FROM places
@@ -153,56 +203,64 @@ const CLAIM_SQL = `
   FROM locked, ${S}.webhooks w
   WHERE d.id = locked.id AND w.id = d.webhook_id
   RETURNING d.id, d.webhook_id, d.event_id, d.event_type, d.body, d.attempts, d.lease_token,
-    w.url, w.secret_ciphertext`;
+    w.url, w.secret_ciphertext, w.errors_since_last_success > 0 AS failing`;
 
 /**
- * One statement: the delivery's new state (only while the caller still holds its lease), the
- * attempt's row, and the webhook's counters, disabled on 410 or too many consecutive failures.
- * A webhook it disables gets a `webhook.disabled` event in the outbox, in that same statement.
+ * The deliveries' new states (only those whose lease the caller still holds) and their attempts'
+ * rows, in one statement; answers the deliveries settled, with their webhooks.
  */
-const RECORD_SQL = `
-  WITH settled AS (
-    UPDATE ${S}.webhook_deliveries
-    SET state = $3, attempts = attempts + 1, next_attempt_at = coalesce($4, next_attempt_at),
+const SETTLE_SQL = `
+  WITH input AS (
+    SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::varchar[], $4::timestamptz[], $5::timestamptz[],
+      $6::int[], $7::text[], $8::int[], $9::text[])
+      AS u(delivery_id, lease_token, state, next_attempt_at, attempted_at, response_status, error,
+        duration_ms, response_body)
+  ), settled AS (
+    UPDATE ${S}.webhook_deliveries d
+    SET state = input.state, attempts = d.attempts + 1,
+        next_attempt_at = coalesce(input.next_attempt_at, d.next_attempt_at),
         lease_until = NULL, lease_token = NULL, updated_at = now()
-    WHERE id = $1 AND lease_token = $2
-    RETURNING id, webhook_id, event_id, event_type, attempts
+    FROM input
+    WHERE d.id = input.delivery_id AND d.lease_token = input.lease_token
+    RETURNING d.id, d.webhook_id, d.event_id, d.event_type, d.attempts
   ), attempt AS (
     INSERT INTO ${S}.webhook_attempts (delivery_id, webhook_id, event_id, event_type, attempt,
       attempted_at, response_status, error, duration_ms, response_body, next_retry_at)
-    SELECT id, webhook_id, event_id, event_type, attempts, $5, $6, $7, $8, $9, $4 FROM settled
-  ), counted AS (
-    SELECT w.id, w.enabled AS was_enabled,
-      (NOT $10::boolean AND w.errors_since_last_success + 1 >= $12::int) OR $11::boolean AS disable
-    FROM ${S}.webhooks w JOIN settled ON settled.webhook_id = w.id
-  ), updated AS (
-    UPDATE ${S}.webhooks w
-    SET success_count = w.success_count + CASE WHEN $10 THEN 1 ELSE 0 END,
-        error_count = w.error_count + CASE WHEN $10 THEN 0 ELSE 1 END,
-        errors_since_last_success = CASE WHEN $10 THEN 0 ELSE w.errors_since_last_success + 1 END,
-        last_request_at = $5,
-        enabled = w.enabled AND NOT counted.disable,
-        disabled_reason = CASE
-          WHEN NOT (w.enabled AND counted.disable) THEN w.disabled_reason
-          WHEN $11 THEN 'the endpoint answered 410 Gone'
-          ELSE 'too many consecutive failed calls' END
-    FROM counted WHERE w.id = counted.id
-    RETURNING w.id, w.account_id, w.name, w.url, w.enabled, w.errors_since_last_success,
-      counted.was_enabled AND counted.disable AS disabled_now
-  ), disabled AS (
-    SELECT gen_random_uuid() AS event_id, updated.* FROM updated WHERE disabled_now
-  ), notice AS (
-    INSERT INTO ${S}.outbox (id, stream, subject, payload)
-    SELECT event_id, $13, $14, jsonb_build_object(
-      'id', event_id, 'type', 'webhook.disabled', 'timestamp', $15::text,
-      'data', jsonb_build_object(
-        'account_id', account_id, 'webhook_id', id, 'name', name, 'url', url,
-        'reason', CASE WHEN $11 THEN 'gone' ELSE 'consecutive_failures' END,
-        'consecutive_failures', errors_since_last_success,
-        'last_status', $6::int, 'disabled_at', $15::text))
-    FROM disabled
+    SELECT settled.id, settled.webhook_id, settled.event_id, settled.event_type, settled.attempts,
+      input.attempted_at, input.response_status, input.error, input.duration_ms,
+      input.response_body, input.next_attempt_at
+    FROM settled JOIN input ON input.delivery_id = settled.id
   )
-  SELECT enabled FROM updated`;
+  SELECT id AS delivery_id, webhook_id FROM settled`;
+
+/** The webhooks' counters, locked in id order (so two batches never wait on each other in a cycle). */
+const LOCK_COUNTERS_SQL = `
+  SELECT id, account_id, name, url, errors_since_last_success, last_request_at, enabled,
+    disabled_reason
+  FROM ${S}.webhooks WHERE id = ANY($1::uuid[])
+  ORDER BY id
+  FOR NO KEY UPDATE`;
+
+const UPDATE_COUNTERS_SQL = `
+  UPDATE ${S}.webhooks w
+  SET success_count = w.success_count + u.successes, error_count = w.error_count + u.errors,
+      errors_since_last_success = u.errors_since_last_success, last_request_at = u.last_request_at,
+      enabled = u.enabled, disabled_reason = u.disabled_reason
+  FROM unnest($1::uuid[], $2::int[], $3::int[], $4::int[], $5::timestamptz[], $6::boolean[],
+    $7::text[])
+    AS u(id, successes, errors, errors_since_last_success, last_request_at, enabled,
+      disabled_reason)
+  WHERE w.id = u.id`;
+
+/** `webhook.disabled` events, in the transaction that disables their webhooks. */
+const DISABLED_NOTICES_SQL = `
+  INSERT INTO ${S}.outbox (id, stream, subject, payload)
+  SELECT u.id, $3, $4, u.payload FROM unnest($1::uuid[], $2::jsonb[]) AS u(id, payload)`;
+
+const RELEASE_SQL = `
+  UPDATE ${S}.webhook_deliveries d SET lease_until = NULL, lease_token = NULL
+  FROM unnest($1::uuid[], $2::uuid[]) AS u(id, lease_token)
+  WHERE d.id = u.id AND d.lease_token = u.lease_token`;
 
 const PURGE_SQL = `
   WITH purged AS (
@@ -219,6 +277,17 @@ const PURGE_SQL = `
   )
   SELECT count(*)::int AS purged FROM purged`;
 
+interface CountersRow {
+  id: string;
+  account_id: string;
+  name: string;
+  url: string;
+  errors_since_last_success: number;
+  last_request_at: Date | null;
+  enabled: boolean;
+  disabled_reason: string | null;
+}
+
 interface ClaimRow {
   id: string;
   webhook_id: string;
@@ -229,6 +298,24 @@ interface ClaimRow {
   lease_token: string;
   url: string;
   secret_ciphertext: string;
+  failing: boolean;
+}
+
+const NO_LEASE: ClaimLimits = { perWebhook: 0, held: [], limit: 0, leaseMs: 0 };
+
+function claimedDelivery(row: ClaimRow): ClaimedDelivery {
+  return {
+    id: row.id,
+    webhookId: row.webhook_id,
+    eventId: row.event_id,
+    eventType: row.event_type,
+    body: row.body,
+    attempts: row.attempts,
+    leaseToken: row.lease_token,
+    url: row.url,
+    secretCiphertext: row.secret_ciphertext,
+    webhookFailing: row.failing,
+  };
 }
 
 /** The deliveries and their attempts (schema "webhooks"). */
@@ -257,20 +344,29 @@ export class DeliveriesRepository {
     }));
   }
 
-  /** Inserts the deliveries, due now; a pair (event, webhook) already there is left alone. */
+  /**
+   * Inserts the deliveries, due now; a pair (event, webhook) already there is left alone. Answers
+   * those leased at once within `lease` (none without it), for the caller to send.
+   */
   async insert(
     deliveries: readonly NewDelivery[],
+    lease: ClaimLimits = NO_LEASE,
     manager: EntityManager = this.dataSource.manager,
-  ): Promise<void> {
-    if (deliveries.length === 0) return;
-    await manager.query(INSERT_SQL, [
+  ): Promise<ClaimedDelivery[]> {
+    if (deliveries.length === 0) return [];
+    const rows = await manager.query<ClaimRow[]>(INSERT_SQL, [
       deliveries.map((delivery) => delivery.id),
       deliveries.map((delivery) => delivery.webhookId),
       deliveries.map((delivery) => delivery.accountId),
       deliveries.map((delivery) => delivery.eventId),
       deliveries.map((delivery) => delivery.eventType),
       deliveries.map((delivery) => delivery.body),
+      lease.perWebhook,
+      lease.limit,
+      lease.leaseMs,
+      lease.held,
     ]);
+    return rows.map(claimedDelivery);
   }
 
   async claimDue(limits: ClaimLimits): Promise<ClaimedDelivery[]> {
@@ -279,41 +375,110 @@ export class DeliveriesRepository {
       limits.perWebhook,
       limits.limit,
       limits.leaseMs,
+      limits.held,
     ]);
-    return updatedRows<ClaimRow>(result).map((row) => ({
-      id: row.id,
-      webhookId: row.webhook_id,
-      eventId: row.event_id,
-      eventType: row.event_type,
-      body: row.body,
-      attempts: row.attempts,
-      leaseToken: row.lease_token,
-      url: row.url,
-      secretCiphertext: row.secret_ciphertext,
-    }));
+    return updatedRows<ClaimRow>(result).map(claimedDelivery);
   }
 
-  /** Records the attempt; null when the lease was lost (another replica took the delivery over). */
-  async recordAttempt(record: AttemptRecord): Promise<RecordedAttempt | null> {
-    const result = await this.dataSource.query<Array<{ enabled: boolean }>>(RECORD_SQL, [
-      record.deliveryId,
-      record.leaseToken,
-      record.state,
-      record.nextAttemptAt,
-      record.attemptedAt,
-      record.responseStatus,
-      record.error,
-      record.durationMs,
-      record.responseBody,
-      record.succeeded,
-      record.gone,
-      record.disableAfterFailures,
-      DISABLED_SUBJECT.stream,
-      DISABLED_SUBJECT.name,
-      record.attemptedAt.toISOString(),
+  /**
+   * Records the attempts in one transaction: the deliveries' new states and the attempts' rows,
+   * then each webhook's counters, its attempts applied in the order they were made. Answers the
+   * recorded ones by delivery id (an attempt whose lease was lost is not recorded: another
+   * replica took the delivery over).
+   */
+  async recordAttempts(
+    records: readonly AttemptRecord[],
+    disableAfterFailures: number,
+  ): Promise<Map<string, RecordedAttempt>> {
+    if (records.length === 0) return new Map();
+    return this.dataSource.transaction(async (manager) => {
+      const settled = await manager.query<Array<{ delivery_id: string; webhook_id: string }>>(
+        SETTLE_SQL,
+        [
+          records.map((record) => record.deliveryId),
+          records.map((record) => record.leaseToken),
+          records.map((record) => record.state),
+          records.map((record) => record.nextAttemptAt),
+          records.map((record) => record.attemptedAt),
+          records.map((record) => record.responseStatus),
+          records.map((record) => record.error),
+          records.map((record) => record.durationMs),
+          records.map((record) => record.responseBody),
+        ],
+      );
+      const webhookOf = new Map(settled.map((row) => [row.delivery_id, row.webhook_id]));
+      const counted = records.filter((record) => webhookOf.has(record.deliveryId));
+      const enabled = await this.countAttempts(
+        manager,
+        counted.map((record) => ({ ...record, webhookId: webhookOf.get(record.deliveryId) ?? '' })),
+        disableAfterFailures,
+      );
+      return new Map(
+        counted.map((record) => [
+          record.deliveryId,
+          { webhookEnabled: enabled.get(webhookOf.get(record.deliveryId) ?? '') ?? false },
+        ]),
+      );
+    });
+  }
+
+  /** Applies the attempts to their webhooks' counters; answers each webhook's `enabled` after. */
+  private async countAttempts(
+    manager: EntityManager,
+    attempts: ReadonlyArray<CountedAttempt & { webhookId: string }>,
+    disableAfterFailures: number,
+  ): Promise<Map<string, boolean>> {
+    const webhookIds = [...new Set(attempts.map((attempt) => attempt.webhookId))];
+    if (webhookIds.length === 0) return new Map();
+    const rows = await manager.query<CountersRow[]>(LOCK_COUNTERS_SQL, [webhookIds]);
+    const updated = rows.map((row) => {
+      const after = countersAfter(
+        {
+          // Added to the stored counts, which may exceed a JavaScript integer's exact range.
+          successCount: 0,
+          errorCount: 0,
+          errorsSinceLastSuccess: row.errors_since_last_success,
+          lastRequestAt: row.last_request_at,
+          enabled: row.enabled,
+          disabledReason: row.disabled_reason,
+        },
+        attempts.filter((attempt) => attempt.webhookId === row.id),
+        disableAfterFailures,
+      );
+      return { id: row.id, row, after };
+    });
+    await manager.query(UPDATE_COUNTERS_SQL, [
+      updated.map(({ id }) => id),
+      updated.map(({ after }) => after.successCount),
+      updated.map(({ after }) => after.errorCount),
+      updated.map(({ after }) => after.errorsSinceLastSuccess),
+      updated.map(({ after }) => after.lastRequestAt),
+      updated.map(({ after }) => after.enabled),
+      updated.map(({ after }) => after.disabledReason),
     ]);
-    const [row] = result;
-    return row ? { webhookEnabled: row.enabled } : null;
+    const notices = updated.flatMap(({ row, after }) =>
+      after.disabledBy ? [disabledNotice(row, after.disabledBy)] : [],
+    );
+    if (notices.length > 0) {
+      await manager.query(DISABLED_NOTICES_SQL, [
+        notices.map((notice) => notice.id),
+        notices.map((notice) => JSON.stringify(notice)),
+        DISABLED_SUBJECT.stream,
+        DISABLED_SUBJECT.name,
+      ]);
+    }
+    return new Map(updated.map(({ id, after }) => [id, after.enabled]));
+  }
+
+  /** Gives leased deliveries back unsent, for any replica's next claim. */
+  async releaseLeases(
+    leases: ReadonlyArray<Pick<ClaimedDelivery, 'id' | 'leaseToken'>>,
+  ): Promise<void> {
+    if (leases.length === 0) return;
+    await this.dataSource.query(RELEASE_SQL, [
+      leases.map((lease) => lease.id),
+      leases.map((lease) => lease.leaseToken),
+    ]);
   }
 
   /**
@@ -327,4 +492,27 @@ export class DeliveriesRepository {
     ]);
     return row?.purged ?? 0;
   }
+}
+
+/** The `webhook.disabled` event of a webhook its attempts just disabled. */
+function disabledNotice(
+  row: CountersRow,
+  { attempt, consecutiveFailures }: DisablingAttempt,
+): WebhookDisabledEvent {
+  const at = attempt.attemptedAt.toISOString();
+  return {
+    id: randomUUID(),
+    type: 'webhook.disabled',
+    timestamp: at,
+    data: {
+      account_id: row.account_id,
+      webhook_id: row.id,
+      name: row.name,
+      url: row.url,
+      reason: attempt.gone ? 'gone' : 'consecutive_failures',
+      consecutive_failures: consecutiveFailures,
+      last_status: attempt.responseStatus ?? null,
+      disabled_at: at,
+    },
+  };
 }

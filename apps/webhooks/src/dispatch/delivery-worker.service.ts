@@ -4,7 +4,13 @@ import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { WebhooksConfig } from '../webhooks.config';
 import { WebhookSecretCipher } from '../webhooks/webhook-secret-cipher';
 import { attemptOutcome } from './attempt-outcome';
-import { type ClaimedDelivery, DeliveriesRepository } from './deliveries.repository';
+import { AttemptRecorder } from './attempt-recorder.service';
+import {
+  type ClaimedDelivery,
+  type ClaimLimits,
+  DeliveriesRepository,
+} from './deliveries.repository';
+import { EndpointQueues } from './endpoint-queues';
 import { signedHeaders } from './webhook-signature';
 import { type TransportResult, WebhookTransport } from './webhook-transport';
 
@@ -12,29 +18,53 @@ import { type TransportResult, WebhookTransport } from './webhook-transport';
 const LEASE_MARGIN_MS = 1_000;
 
 /**
- * Sends the due deliveries. The periodic run claims what this replica has room for
- * (WEBHOOK_CONCURRENCY calls in flight, WEBHOOK_ENDPOINT_CONCURRENCY per endpoint over every
- * replica, endpoints served in turn) and starts the calls; while claims find work, each call that
- * ends claims again at once, so a busy endpoint is not held to one batch per interval. A call's
- * result is recorded under the delivery's lease; a replica that dies leaves its leased deliveries
- * to be claimed again once their leases end.
+ * Deliveries leased ahead of the calls, per call allowed: a call that ends starts the next one
+ * to its endpoint at once, while claims and records go to the database in the background. Only
+ * when a lease outlasts a wait for a whole call and the call itself (else 1: no waiting).
+ */
+export const LEASES_PER_CALL = 4;
+
+/** How long a delivery may wait for its call before its lease would run out during the call. */
+export function leaseWaitMs(leaseMs: number, timeoutMs: number): number {
+  return leaseMs - timeoutMs - LEASE_MARGIN_MS;
+}
+
+/**
+ * Sends the due deliveries. A replica leases deliveries ahead of its calls (LEASES_PER_CALL per
+ * call allowed: WEBHOOK_CONCURRENCY calls in flight, WEBHOOK_ENDPOINT_CONCURRENCY per endpoint,
+ * 1 while the endpoint's calls fail) and calls them from its EndpointQueues, endpoints in turn; an
+ * endpoint's deliveries are leased by one replica at a time (see the claim), so its calls are
+ * bounded over every replica. The periodic run claims, and so does every recorded attempt (after
+ * the claim in progress, if any). Deliveries the fan-out leases as it writes them come straight
+ * here (`sendLeasedBy`), without a claim. A call's result is recorded under the delivery's lease,
+ * in batches (AttemptRecorder); a replica that dies leaves its leased deliveries to be claimed
+ * again once their leases end, one that stops gives back those it has not called.
  */
 @Injectable()
 export class DeliveryWorker implements OnModuleDestroy {
   private readonly logger = new Logger(DeliveryWorker.name);
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly queues: EndpointQueues;
   /** The claim in progress: one at a time per replica. */
   private claiming: Promise<void> | undefined;
-  /** Whether the last claim found work (then more may be due). */
-  private moreDue = false;
+  /** An attempt was recorded while the claim was in progress: claim again after it. */
+  private claimAgain = false;
+  /** Leases promised to deliveries being leased by the fan-out. */
+  private reserved = 0;
   private stopping = false;
 
   constructor(
     private readonly config: WebhooksConfig,
     private readonly deliveries: DeliveriesRepository,
+    private readonly recorder: AttemptRecorder,
     private readonly secrets: WebhookSecretCipher,
     private readonly transport: WebhookTransport,
-  ) {}
+  ) {
+    this.queues = new EndpointQueues({
+      perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY,
+      calls: config.WEBHOOK_CONCURRENCY,
+    });
+  }
 
   @PeriodicJob<WebhooksConfig>({
     name: 'webhook-deliveries',
@@ -47,44 +77,92 @@ export class DeliveryWorker implements OnModuleDestroy {
   async onModuleDestroy(): Promise<void> {
     this.stopping = true;
     await this.claiming?.catch(() => undefined);
+    await this.deliveries.releaseLeases(this.queues.drain()).catch((error: unknown) => {
+      this.logger.warn(`giving back leased deliveries failed: ${String(error)}`);
+    });
     await Promise.allSettled([...this.inFlight]);
   }
 
+  /**
+   * Lets `lease` lease up to `count` deliveries for this replica (no more than it has room for)
+   * and sends those it answers.
+   */
+  async sendLeasedBy(
+    count: number,
+    lease: (limits: ClaimLimits) => Promise<ClaimedDelivery[]>,
+  ): Promise<void> {
+    const places = this.stopping ? 0 : Math.max(0, Math.min(count, this.room()));
+    this.reserved += places;
+    try {
+      this.enqueue(await lease(this.limits(places)));
+    } finally {
+      this.reserved -= places;
+    }
+  }
+
+  private room(): number {
+    return (
+      this.config.WEBHOOK_CONCURRENCY * this.leasesPerCall() - this.queues.leases() - this.reserved
+    );
+  }
+
+  private leasesPerCall(): number {
+    const waitMs = leaseWaitMs(this.leaseMs(), this.config.WEBHOOK_TIMEOUT_MS);
+    return waitMs >= this.config.WEBHOOK_TIMEOUT_MS ? LEASES_PER_CALL : 1;
+  }
+
+  private leaseMs(): number {
+    // A lease shorter than a call would hand a call still in flight to another replica.
+    return Math.max(this.config.WEBHOOK_LEASE_MS, this.config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS);
+  }
+
+  private limits(limit: number): ClaimLimits {
+    return {
+      perWebhook: this.config.WEBHOOK_ENDPOINT_CONCURRENCY * this.leasesPerCall(),
+      held: this.queues.held(),
+      limit,
+      leaseMs: this.leaseMs(),
+    };
+  }
+
   private claim(): Promise<void> {
-    this.claiming ??= this.claimAndSend().finally(() => {
+    if (this.claiming) {
+      this.claimAgain = true;
+      return this.claiming;
+    }
+    this.claiming = this.claimWhileAsked().finally(() => {
       this.claiming = undefined;
     });
     return this.claiming;
   }
 
-  private async claimAndSend(): Promise<void> {
-    const room = this.config.WEBHOOK_CONCURRENCY - this.inFlight.size;
-    if (this.stopping || room <= 0) return;
-    const claimed = await this.deliveries.claimDue({
-      perWebhook: this.config.WEBHOOK_ENDPOINT_CONCURRENCY,
-      limit: room,
-      // A lease shorter than a call would hand a call still in flight to another replica.
-      leaseMs: Math.max(
-        this.config.WEBHOOK_LEASE_MS,
-        this.config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS,
-      ),
-    });
-    this.moreDue = claimed.length > 0;
-    for (const delivery of claimed) this.track(this.send(delivery));
+  private async claimWhileAsked(): Promise<void> {
+    do {
+      this.claimAgain = false;
+      const room = this.room();
+      if (this.stopping || room <= 0) return;
+      this.enqueue(await this.deliveries.claimDue(this.limits(room)));
+    } while (this.claimAgain && !this.stopping);
   }
 
-  private track(call: Promise<void>): void {
-    this.inFlight.add(call);
-    void call.finally(() => {
-      this.inFlight.delete(call);
-      if (this.moreDue && !this.stopping) {
-        this.claim().catch((error: unknown) => {
-          this.logger.warn(`claiming due deliveries failed: ${String(error)}`);
-        });
-      }
-    });
+  /** Queues leased deliveries, each to be called while its lease still covers a whole call. */
+  private enqueue(leased: readonly ClaimedDelivery[]): void {
+    const startBy = Date.now() + this.leaseMs() - this.config.WEBHOOK_TIMEOUT_MS - LEASE_MARGIN_MS;
+    for (const delivery of leased) this.queues.add(delivery, startBy);
+    this.startCalls();
   }
 
+  private startCalls(): void {
+    if (this.stopping) return;
+    const { start } = this.queues.next(Date.now());
+    for (const delivery of start) {
+      const call = this.send(delivery);
+      this.inFlight.add(call);
+      void call.finally(() => this.inFlight.delete(call));
+    }
+  }
+
+  /** Calls, then records the attempt: the lease is given up once it is recorded (or not). */
   private async send(delivery: ClaimedDelivery): Promise<void> {
     const attempt = delivery.attempts + 1;
     const attemptedAt = new Date();
@@ -98,12 +176,13 @@ export class DeliveryWorker implements OnModuleDestroy {
       },
       new Date(),
     );
+    this.queues.callEnded(delivery.webhookId, outcome.succeeded);
+    this.startCalls();
     try {
-      const recorded = await this.deliveries.recordAttempt({
+      const recorded = await this.recorder.record({
         deliveryId: delivery.id,
         leaseToken: delivery.leaseToken,
         attemptedAt,
-        disableAfterFailures: this.config.WEBHOOK_DISABLE_AFTER_FAILURES,
         ...outcome,
       });
       if (recorded && !recorded.webhookEnabled && !outcome.succeeded) {
@@ -112,6 +191,13 @@ export class DeliveryWorker implements OnModuleDestroy {
     } catch (error) {
       // The lease runs out and the delivery is claimed again: nothing is lost.
       this.logger.warn(`delivery ${delivery.id}: the attempt was not recorded: ${String(error)}`);
+    } finally {
+      this.queues.settled(delivery.webhookId);
+    }
+    if (!this.stopping) {
+      this.claim().catch((error: unknown) => {
+        this.logger.warn(`claiming due deliveries failed: ${String(error)}`);
+      });
     }
   }
 

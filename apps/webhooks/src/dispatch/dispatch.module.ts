@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 
 import { StreamModule } from '../stream/stream.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
+import { AttemptRecorder } from './attempt-recorder.service';
 import { DeliveriesRepository } from './deliveries.repository';
 import { DeliveryWorker } from './delivery-worker.service';
 import { FanOutController } from './fan-out.controller';
@@ -15,6 +16,7 @@ import { GuardedWebhookTransport, WebhookTransport } from './webhook-transport';
   imports: [WebhooksModule, StreamModule],
   providers: [
     DeliveriesRepository,
+    AttemptRecorder,
     FanOutService,
     FanOutController,
     DeliveryWorker,

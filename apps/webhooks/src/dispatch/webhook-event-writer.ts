@@ -5,6 +5,7 @@ import { Injectable } from '@nestjs/common';
 import { StreamBuffer } from '../stream/stream-buffer.service';
 import type { NewStreamEvent } from '../stream/stream-events.repository';
 import { DeliveriesRepository, type NewDelivery } from './deliveries.repository';
+import { DeliveryWorker } from './delivery-worker.service';
 import { webhookBody, type WebhookEvent } from './webhook-event';
 
 /** A webhook an event goes to, and how: its URL, its stream listener, or both. */
@@ -39,20 +40,24 @@ export function routeEvents(items: readonly TargetedEvent[]): {
 
 /**
  * Writes events to their webhooks: a delivery for each one with a URL (a pair already there is
- * left alone), a buffered stream event for each streamed one. The deliveries are written first;
- * the caller acknowledges its input only after both, so a crash in between writes them again.
+ * left alone), a buffered stream event for each streamed one. The deliveries are written first,
+ * those this replica has room for leased to its worker at once; the caller acknowledges its input
+ * only after both, so a crash in between writes them again.
  */
 @Injectable()
 export class WebhookEventWriter {
   constructor(
     private readonly deliveries: DeliveriesRepository,
+    private readonly worker: DeliveryWorker,
     private readonly stream: StreamBuffer,
   ) {}
 
   /** Answers the deliveries it wrote (or found written before). */
   async write(items: readonly TargetedEvent[]): Promise<NewDelivery[]> {
     const routed = routeEvents(items);
-    await this.deliveries.insert(routed.deliveries);
+    await this.worker.sendLeasedBy(routed.deliveries.length, (lease) =>
+      this.deliveries.insert(routed.deliveries, lease),
+    );
     await this.stream.append(routed.streamed);
     return routed.deliveries;
   }
