@@ -96,7 +96,21 @@ export function isIpAllowed(clientIp: string, allowList: readonly string[]): boo
   const address = parseClientIp(clientIp);
   if (!address) return false;
   return allowList.some((cidr) => {
-    const [network, prefix] = ipaddr.parseCIDR(cidr);
+    const [network, prefix] = parsedCidr(cidr);
     return network.kind() === address.kind() && address.match(network, prefix);
   });
+}
+
+/** Parsed allow-list entries: lists are checked on every request and rarely change. */
+const PARSED_CIDRS_MAX = 10_000;
+const parsedCidrs = new Map<string, [Address, number]>();
+
+function parsedCidr(cidr: string): [Address, number] {
+  let parsed = parsedCidrs.get(cidr);
+  if (!parsed) {
+    parsed = ipaddr.parseCIDR(cidr);
+    if (parsedCidrs.size >= PARSED_CIDRS_MAX) parsedCidrs.clear();
+    parsedCidrs.set(cidr, parsed);
+  }
+  return parsed;
 }
