@@ -15,6 +15,7 @@ import { type SuppressionRecord, SuppressionsSubjects } from '@envoi/contracts-s
 import { putUpload } from '@envoi/shared-nats';
 import { pollUntil } from '@envoi/shared-testing';
 
+import { InboundPurgeService } from '../src/inbound-bounces/inbound-purge.service';
 import {
   type DeliveryTestApp,
   newSender,
@@ -253,6 +254,74 @@ describe('asynchronous bounces and complaints (real NATS, PostgreSQL, suppressio
     );
     expect(rows.find((row) => row.inbound_id === missingSpool.inbound_id)?.content).toBeNull();
     expect(app.events.of(unknown.id)).toEqual([]);
+  });
+
+  it('a delay warning records nothing; a bounce naming another recipient is kept unmatched', async () => {
+    const delayed = delivered('slow@delay.example.test');
+    const delay = await spool(sample('postfix-delayed', 'carol@example.net', delayed));
+    const other = delivered('someone@mismatch.example.test');
+    // The DSN names its sample's recipient, not the message's.
+    const mismatch = await spool(
+      Buffer.from(
+        readFileSync(path.join(CORPUS, 'postfix-user-unknown.eml'), 'utf8')
+          .split(CORPUS_UUID)
+          .join(other.id),
+      ),
+    );
+    await publishBounce(delay, delayed);
+    await publishBounce(mismatch, other);
+    await consumed('delivery-inbound-bounce');
+
+    expect(app.events.of(delayed.id)).toEqual([]);
+    expect(app.events.of(other.id)).toEqual([]);
+    expect(await attempts(delayed.id)).toEqual([]);
+    const { rows } = await app.db.query<{ inbound_id: string; reason: string }>(
+      'SELECT inbound_id, reason FROM delivery.inbound_unmatched WHERE inbound_id = ANY($1::uuid[])',
+      [[delay.inbound_id, mismatch.inbound_id]],
+    );
+    expect(rows).toEqual([
+      {
+        inbound_id: mismatch.inbound_id,
+        reason: `the bounce names jane@example.org, not a recipient of message ${other.id}`,
+      },
+    ]);
+  });
+
+  it('the purge deletes unmatched mail and report records past their retention only', async () => {
+    const old = await spool(Buffer.from('old garbage'));
+    const recent = await spool(Buffer.from('recent garbage'));
+    const nobody = delivered('nobody@purge.example.test');
+    await publishBounce(old, nobody);
+    await publishBounce(recent, nobody);
+    await consumed('delivery-inbound-bounce');
+    await app.db.query(
+      `UPDATE delivery.inbound_unmatched SET stored_at = now() - interval '31 days'
+        WHERE inbound_id = $1`,
+      [old.inbound_id],
+    );
+    const applied = await app.db.query<{ inbound_id: string }>(
+      `UPDATE delivery.inbound_reports SET handled_at = now() - interval '9 days'
+        WHERE inbound_id = (SELECT inbound_id FROM delivery.inbound_reports LIMIT 1)
+        RETURNING inbound_id`,
+    );
+    expect(applied.rows).toHaveLength(1);
+
+    await app.service.app.get(InboundPurgeService).purge();
+
+    const kept = await app.db.query<{ inbound_id: string }>(
+      'SELECT inbound_id FROM delivery.inbound_unmatched WHERE inbound_id = ANY($1::uuid[])',
+      [[old.inbound_id, recent.inbound_id]],
+    );
+    expect(kept.rows).toEqual([{ inbound_id: recent.inbound_id }]);
+    const records = await app.db.query(
+      'SELECT 1 FROM delivery.inbound_reports WHERE inbound_id = $1',
+      [applied.rows[0]?.inbound_id],
+    );
+    expect(records.rows).toEqual([]);
+    const { rows } = await app.db.query<{ count: string }>(
+      'SELECT count(*) FROM delivery.inbound_reports',
+    );
+    expect(Number(rows[0]?.count)).toBeGreaterThan(0);
   });
 
   it('the same bounce event twice is applied once', async () => {
