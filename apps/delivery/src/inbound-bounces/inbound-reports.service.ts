@@ -24,6 +24,9 @@ import { parseInboundMail } from './parse-inbound-mail';
 /** Why a mail was not applied to a message (kept with it in inbound_unmatched). */
 type Unmatched = { unmatched: string };
 
+/** A spooled mail read: what it reports, or why it cannot be read (with its bytes if any). */
+type ReadMail = { bytes: Buffer; report: InboundReport } | (Unmatched & { bytes?: Buffer });
+
 /**
  * Applies the mail the MX received for the platform's bounce and feedback addresses
  * (issue 17): an asynchronous bounce becomes an attempt of its message and `message.bounced`,
@@ -61,22 +64,18 @@ export class InboundReportsService {
   /** Mail to the feedback address: the report's copy of the original names the message. */
   async feedback(data: FeedbackMailData): Promise<void> {
     const read = await this.read(data);
-    let result: Unmatched | null = 'unmatched' in read ? read : null;
-    if (!result && 'report' in read) {
-      const { report } = read;
-      if (report.kind !== 'complaint') {
-        result = { unmatched: `not a complaint (${describe(report)})` };
-      } else {
-        const messageId = messageUuidOfOriginal(
-          report.originalReturnPath,
-          report.originalMessageId,
-        );
-        result = messageId
-          ? await this.applyComplaint(data, messageId, report)
-          : { unmatched: 'the report names no message of ours' };
-      }
-    }
+    const result = 'unmatched' in read ? read : await this.applyFeedbackMail(data, read.report);
     if (result) await this.keep(data, 'feedback', data.recipient, result.unmatched, read);
+  }
+
+  private async applyFeedbackMail(
+    envelope: InboundEnvelope,
+    report: InboundReport,
+  ): Promise<Unmatched | null> {
+    if (report.kind !== 'complaint') return { unmatched: `not a complaint (${describe(report)})` };
+    const messageId = messageUuidOfOriginal(report.originalReturnPath, report.originalMessageId);
+    if (!messageId) return { unmatched: 'the report names no message of ours' };
+    return this.applyComplaint(envelope, messageId, report);
   }
 
   private async applyBounceMail(
@@ -208,9 +207,7 @@ export class InboundReportsService {
   }
 
   /** The spooled mail and what it reports; unmatched when it is gone or cannot be parsed. */
-  private async read(
-    envelope: InboundEnvelope,
-  ): Promise<{ bytes: Buffer; report: InboundReport } | (Unmatched & { bytes?: Buffer })> {
+  private async read(envelope: InboundEnvelope): Promise<ReadMail> {
     let bytes: Buffer;
     try {
       bytes = await readUpload(this.connection, envelope.spool);
