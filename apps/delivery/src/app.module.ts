@@ -1,11 +1,13 @@
 import { DomainsClientModule } from '@envoi/clients-domains';
 import { MessagesStreamSubjects } from '@envoi/contracts-messages';
+import { InboundStreamSubjects } from '@envoi/contracts-routes';
 import { ServiceKitModule } from '@envoi/shared-kit';
 import { deliveryStreamDefinition } from '@envoi/shared-outbox';
 import { type DynamicModule, Module } from '@nestjs/common';
 
 import { deliveryDataSourceOptions } from './database/data-source-options';
 import { DeliveryConfig, SERVICE_NAME } from './delivery.config';
+import { InboundReportsModule } from './inbound-bounces/inbound-reports.module';
 import { DeliveryModule } from './worker/delivery.module';
 
 /**
@@ -25,10 +27,15 @@ export class AppModule {
           dataSource: deliveryDataSourceOptions,
           rpcTimeoutMs: config.RPC_TIMEOUT_MS,
           outbox: { settings: config, streams: [deliveryStreamDefinition()] },
-          consumes: [MessagesStreamSubjects.deliveryJobs],
+          consumes: [
+            MessagesStreamSubjects.deliveryJobs,
+            InboundStreamSubjects.bounce,
+            InboundStreamSubjects.feedback,
+          ],
         }),
         DomainsClientModule.forRoot({ senderCacheMaxTtlMs: config.SENDER_CACHE_MAX_TTL_MS }),
         DeliveryModule,
+        InboundReportsModule,
       ],
     };
   }

@@ -180,6 +180,22 @@ export class DeliveryConfig extends OutboxServiceEnv {
   /** How long a call to the messages or domains service may take. */
   @IntSetting(100, 120_000) RPC_TIMEOUT_MS: number = 10_000;
 
+  /**
+   * Asynchronous bounces and complaints that matched no message are kept for inspection: their
+   * first this many bytes (a DSN and the returned headers fit), for this long.
+   */
+  @IntSetting(0, 1_048_576) INBOUND_UNMATCHED_MAX_BYTES: number = 65_536;
+  @IntSetting(60_000, 365 * DAY_MS) INBOUND_UNMATCHED_RETENTION_MS: number = 30 * DAY_MS;
+
+  /**
+   * How long the record of an applied bounce or complaint is kept: longer than the EVENTS stream
+   * keeps the MX's events (7 days), so that no redelivery applies one twice.
+   */
+  @IntSetting(60_000, 90 * DAY_MS) INBOUND_REPORTS_RETENTION_MS: number = 8 * DAY_MS;
+
+  /** How often both are purged (each run deletes at most a few batches). */
+  @IntSetting(1_000, DAY_MS) INBOUND_PURGE_INTERVAL_MS: number = 3_600_000;
+
   dnsServers(): string[] | null {
     return this.DNS_SERVERS ? this.DNS_SERVERS.split(',') : null;
   }

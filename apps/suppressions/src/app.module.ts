@@ -1,4 +1,4 @@
-import { DeliveryStreamSubjects } from '@envoi/contracts-delivery';
+import { ComplaintStreamSubjects, DeliveryStreamSubjects } from '@envoi/contracts-delivery';
 import { ServiceKitModule } from '@envoi/shared-kit';
 import { type DynamicModule, Module } from '@nestjs/common';
 
@@ -23,6 +23,7 @@ export class AppModule {
             DeliveryStreamSubjects.failed,
             DeliveryStreamSubjects.delivered,
             DeliveryStreamSubjects.transientError,
+            ComplaintStreamSubjects.complaint,
           ],
         }),
         SuppressionsModule,

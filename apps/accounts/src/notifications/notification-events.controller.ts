@@ -1,7 +1,6 @@
 import { AccountsStreamSubjects, ApiKeyIpAllowListChangedData } from '@envoi/contracts-accounts';
-import { validatePayload } from '@envoi/contracts-core';
 import { WebhookDisabledData, WebhooksStreamSubjects } from '@envoi/contracts-webhooks';
-import { type ConsumerTuning, StreamConsumer, UnprocessableMessageError } from '@envoi/shared-nats';
+import { type ConsumerTuning, eventDataDecoder, StreamConsumer } from '@envoi/shared-nats';
 import { Injectable, Logger } from '@nestjs/common';
 
 import { AccountsConfig } from '../accounts.config';
@@ -26,29 +25,8 @@ export const NOTIFICATION_SUBJECTS = [
   AccountsStreamSubjects.apiKeyIpAllowListChanged,
 ] as const;
 
-/**
- * The data of a stream event of `type`, validated against its contract; an event no retry can
- * help is unprocessable.
- */
-export function eventData<T extends object>(
-  type: string,
-  contract: new () => T,
-): (event: unknown) => T {
-  return (event) => {
-    const envelope = (typeof event === 'object' && event !== null ? event : {}) as {
-      id?: unknown;
-      type?: unknown;
-      data?: unknown;
-    };
-    const what = `event ${String(envelope.id)}`;
-    if (envelope.type !== type) {
-      throw new UnprocessableMessageError(`${what} is not ${type}: ${String(envelope.type)}`);
-    }
-    const data = validatePayload(contract, envelope.data);
-    if (!data.ok) throw new UnprocessableMessageError(`${what}: ${data.message}`);
-    return data.value;
-  };
-}
+/** The data of a stream event of `type`, validated against its contract (see shared-nats). */
+export const eventData = eventDataDecoder;
 
 /** Smarthost refusals come back with backoff, a bounded number of times, then a dead letter. */
 function notificationTuning(settings: AccountsConfig): ConsumerTuning {

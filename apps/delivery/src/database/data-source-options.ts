@@ -5,10 +5,20 @@ import { DeadLetterEntity, OutboxMessageEntity } from '@envoi/shared-outbox';
 import type { DataSourceOptions } from 'typeorm';
 
 import { DeliveryAttemptEntity } from '../attempts/delivery-attempt.entity';
+import {
+  InboundReportEntity,
+  InboundUnmatchedEntity,
+} from '../inbound-bounces/inbound-report.entities';
 
 export const DELIVERY_SCHEMA = 'delivery';
 
-export const DELIVERY_ENTITIES = [DeliveryAttemptEntity, OutboxMessageEntity, DeadLetterEntity];
+export const DELIVERY_ENTITIES = [
+  DeliveryAttemptEntity,
+  InboundReportEntity,
+  InboundUnmatchedEntity,
+  OutboxMessageEntity,
+  DeadLetterEntity,
+];
 
 /**
  * Migrations are picked up from their folder: `.ts` under jest, `.js` once compiled into dist/.

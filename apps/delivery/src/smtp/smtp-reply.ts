@@ -47,7 +47,7 @@ export function formatSmtpReply(reply: SmtpReply): string {
 
 /** The address does not exist or never will: a later send would bounce the same way. */
 const HARD_TEXT =
-  /\b(user unknown|unknown user|unknown recipient|no such (user|mailbox|recipient|address|account)|(mailbox|user|recipient|address|account) (unknown|not found|does not exist|doesn't exist|unavailable|disabled|invalid)|does not exist|invalid (recipient|mailbox|address|user)|recipient (address )?rejected|not a valid (mailbox|recipient|address)|no longer (active|available|in use)|account (has been )?(disabled|deleted|closed)|bad destination)\b/i;
+  /\b(user unknown|unknown user|unknown recipient|no such (user|mailbox|recipient|address|account)|(mailbox|user|recipient|address|account) (unknown|not found|does not exist|doesn't exist|unavailable|disabled|invalid)|does not exist|invalid (recipient|mailbox|address|user)|recipient (address )?rejected|not a valid (mailbox|recipient|address)|no longer (active|available|in use)|account (has been )?(disabled|deleted|closed)|(does not|doesn't) have an? [\w.-]+ account|bad destination)\b/i;
 
 /** Full mailboxes, sizes, throttling and policy: the same address may accept mail later. */
 const SOFT_TEXT =

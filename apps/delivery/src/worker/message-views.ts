@@ -87,6 +87,21 @@ export class MessageViews {
     return separately.length > 0 ? this.separate(messageId) : null;
   }
 
+  /**
+   * A message's view without its bytes (what a report about it needs), or null when it no
+   * longer exists: its send's sources are not read, and only a message whose stored bytes do
+   * not fit the chunk reply is read alone.
+   */
+  async withoutContent(messageId: string): Promise<DeliveryView | null> {
+    const reply = await this.rpc.request(
+      MessagesSubjects.deliveryViewsV2,
+      { message_ids: [messageId] },
+      { timeoutMs: this.config.RPC_TIMEOUT_MS },
+    );
+    if (reply.views[0]) return reply.views[0];
+    return reply.separately.length > 0 ? this.separate(messageId) : null;
+  }
+
   /** A message a chunk's reply left out (see DeliveryViewsV2), or null when it no longer exists. */
   async separate(messageId: string): Promise<MessageView | null> {
     try {

@@ -1,9 +1,10 @@
 import type { StreamSubject } from '@envoi/contracts-core';
-import { DeliveryStreamSubjects } from '@envoi/contracts-delivery';
+import { ComplaintStreamSubjects, DeliveryStreamSubjects } from '@envoi/contracts-delivery';
 import { StreamBatchConsumer, type StreamItem } from '@envoi/shared-nats';
 import { Injectable } from '@nestjs/common';
 
 import { AutomaticSuppressionsService } from './automatic-suppressions.service';
+import { toComplaintDecision } from './complaint-outcome';
 import { type SuppressionDecision, toSuppressionDecision } from './delivery-outcome';
 
 /**
@@ -33,6 +34,15 @@ export class DeliveryEventsController {
     decode: toSuppressionDecision,
   })
   async handle(items: ReadonlyArray<StreamItem<SuppressionDecision>>): Promise<void> {
+    await this.automatic.handle(items);
+  }
+
+  /** Complaints (ARF reports matched to their message): the recipient is suppressed alike. */
+  @StreamBatchConsumer({
+    durables: { 'suppressions-message-complaint': ComplaintStreamSubjects.complaint },
+    decode: toComplaintDecision,
+  })
+  async complaints(items: ReadonlyArray<StreamItem<SuppressionDecision>>): Promise<void> {
     await this.automatic.handle(items);
   }
 }

@@ -3,8 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { EVENTS_STREAM, type StreamSubject } from '@envoi/contracts-core';
 import {
   type BounceClassification,
+  ComplaintStreamSubjects,
   DeliveryStreamSubjects,
   type MessageBouncedEvent,
+  type MessageComplaintEvent,
   type MessageDeliveredEvent,
   type MessageFailedEvent,
 } from '@envoi/contracts-delivery';
@@ -221,6 +223,45 @@ export function automaticSuite(getApp: () => SuppressionsTestApp): void {
         suppressed: [{ email: delivery.recipient, reason: suppression?.reason }],
       });
       await expect(check(delivery, uniqueDomain())).resolves.toEqual({ suppressed: [] });
+    });
+
+    it('suppresses a complaining recipient for the sending domain, reason complaint, once per event', async () => {
+      const delivery = newDelivery();
+      const complaint: MessageComplaintEvent = {
+        id: randomUUID(),
+        type: 'message.complaint',
+        timestamp: new Date().toISOString(),
+        data: {
+          account_id: delivery.accountId,
+          id: randomUUID(),
+          from: `hello@${delivery.domain}`,
+          recipient: delivery.recipient,
+          feedback_type: 'abuse',
+          user_agent: 'Yahoo!-Mail-Feedback/2.0',
+        },
+      };
+      const js = app.connection.jetstream();
+      const payload = Buffer.from(JSON.stringify(complaint));
+      await js.publish(ComplaintStreamSubjects.complaint.name, payload, { msgID: complaint.id });
+      // The same event again under another Nats-Msg-Id: handled once by its event id.
+      const { seq } = await js.publish(ComplaintStreamSubjects.complaint.name, payload, {
+        msgID: randomUUID(),
+      });
+      const jsm = await app.connection.jetstreamManager();
+      await pollUntil(
+        () => jsm.consumers.info(EVENTS_STREAM, 'suppressions-message-complaint'),
+        (info) => info.ack_floor.stream_seq >= seq && info.num_ack_pending === 0,
+        { what: 'suppressions-message-complaint to acknowledge both' },
+      );
+
+      const page = await list(delivery.accountId);
+      expect(page.data.map(({ email, domain, reason }) => ({ email, domain, reason }))).toEqual([
+        { email: delivery.recipient, domain: delivery.domain, reason: 'complaint' },
+      ]);
+      const events = await createdEvents(delivery.accountId);
+      expect(events.map((event) => [event.data.recipient, event.data.reason])).toEqual([
+        [delivery.recipient, 'complaint'],
+      ]);
     });
 
     it('suppresses the recipient of a failure after repeated attempts, not of an expiry or a first-attempt failure', async () => {

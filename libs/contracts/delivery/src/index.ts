@@ -1,2 +1,3 @@
+export * from './complaints';
 export * from './events';
 export * from './outcome-payload';
