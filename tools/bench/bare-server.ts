@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
-
 import { READY_SIGNAL } from '@envoi/shared-observability';
 import { fastify } from 'fastify';
+
+import { benchServerEnv } from './bench-server-env';
 
 /**
  * The bare building block of the edge benchmark: a plain Fastify 5 HTTPS server with the
@@ -10,15 +10,9 @@ import { fastify } from 'fastify';
  * generator, like the gateways it is compared with.
  */
 async function main(): Promise<void> {
-  const env = process.env;
-  const keyFile = env['TLS_KEY_FILE'];
-  const certFile = env['TLS_CERT_FILE'];
-  const port = Number(env['BENCH_PORT']);
-  if (!keyFile || !certFile || !Number.isInteger(port)) {
-    throw new Error('TLS_KEY_FILE, TLS_CERT_FILE and BENCH_PORT are required');
-  }
+  const { key, cert, port } = benchServerEnv();
   const app = fastify({
-    https: { key: readFileSync(keyFile), cert: readFileSync(certFile) },
+    https: { key, cert },
     logger: false,
   });
   app.get('/v2/ping', () => ({ message: 'pong' }));

@@ -1,9 +1,11 @@
 import type { DnsRecord, DomainRecord } from '@envoi/contracts-domains';
+import type { RunningPlatform } from '@envoi/shared-infra';
 // The loopback DNS server the e2e tier uses: the domains service resolves through it, so a
 // benchmark domain verifies without the internet (a benchmark is a test harness too).
 import { type DnsTestRecord, DnsTestServer } from '@envoi/shared-testing';
 
-import type { BenchAccount } from './bench-platform';
+import { type BenchAccount, startBenchPlatform } from './bench-platform';
+import type { BenchRun } from './bench-run';
 import { sendTrusted } from './load';
 
 export { DnsTestServer };
@@ -69,4 +71,25 @@ export async function createVerifiedDomain(
     await new Promise((resolve) => setTimeout(resolve, CHECK_PAUSE_MS));
   }
   throw new Error(`domain ${name} did not verify after ${CHECK_ATTEMPTS} checks: ${last}`);
+}
+
+/**
+ * A loopback DNS server and a throwaway platform whose services resolve through it, both stopped
+ * when the benchmark ends.
+ */
+export async function startPlatformWithDns(
+  { root, dataDir, stoppers, signal, log }: BenchRun,
+  serviceEnv: NodeJS.ProcessEnv = {},
+): Promise<{ platform: RunningPlatform; dns: DnsTestServer }> {
+  const dns = await DnsTestServer.start();
+  stoppers.add('dns server', () => dns.stop());
+  log(`starting a throwaway platform in ${dataDir} (DNS on ${dns.address})`);
+  const platform = await startBenchPlatform(root, dataDir, log, {
+    DNS_SERVERS: dns.address,
+    DNS_TIMEOUT_MS: '1000',
+    ...serviceEnv,
+  });
+  stoppers.add('platform', () => platform.stop());
+  signal.throwIfAborted();
+  return { platform, dns };
 }

@@ -7,13 +7,8 @@ import os from 'node:os';
 import { DELIVERY_STREAM } from '@envoi/contracts-core';
 import { connectNats } from '@envoi/shared-nats';
 
-import { createVerifiedDomain, DnsTestServer } from './bench-domain';
-import {
-  createBenchAccount,
-  platformGateway,
-  startBareAccept,
-  startBenchPlatform,
-} from './bench-platform';
+import { createVerifiedDomain, startPlatformWithDns } from './bench-domain';
+import { createBenchAccount, platformGateway, startBareAccept } from './bench-platform';
 import { runBenchmark } from './bench-run';
 import {
   type LoadSample,
@@ -691,17 +686,11 @@ async function deliveryQueueDepth(natsUrl: string): Promise<number | null> {
   }
 }
 
-runBenchmark('send-throughput', async ({ root, dataDir, stoppers, signal, log }) => {
-  const dns = await DnsTestServer.start();
-  stoppers.add('dns server', () => dns.stop());
-  log(`starting a throwaway platform in ${dataDir} (DNS on ${dns.address})`);
-  const platform = await startBenchPlatform(root, dataDir, log, {
-    DNS_SERVERS: dns.address,
-    DNS_TIMEOUT_MS: '1000',
+runBenchmark('send-throughput', async (run) => {
+  const { root, dataDir, stoppers, signal, log } = run;
+  const { platform, dns } = await startPlatformWithDns(run, {
     OUTBOX_RELAY_INTERVAL_MS: String(SETTINGS.relayIntervalMs),
   });
-  stoppers.add('platform', () => platform.stop());
-  signal.throwIfAborted();
   // This benchmark measures accepting. A running delivery service would attempt every
   // message at once (the recipients' domains do not resolve here, so each would bounce and be
   // suppressed) and share the machine with the accept path; its loop has a baseline of its own.

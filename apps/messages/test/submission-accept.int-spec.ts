@@ -156,6 +156,40 @@ describe('messages service: SMTP submissions', () => {
     expect((await storedRaw(app, uuidOf(result.messages[0]?.id ?? null)))?.toString()).toBe(raw);
   });
 
+  it('lists a submitted send’s messages by the Message-ID header they are delivered with', async () => {
+    const sender = await newSender(app);
+    const own = `<Client.List@${sender.domain.domain.toUpperCase()}>`;
+    const recipients = ['a@recipient.test', 'b@recipient.test'];
+    const result = await submit(
+      submission(sender, mime(sender, [`Message-ID: ${own}`]), { recipients }),
+    );
+    const generated = await submit(submission(sender, mime(sender)));
+    const listed = async (header: string) => {
+      const page = await app.rpc.request(MessagesSubjects.listMessages, {
+        account_id: sender.accountId,
+        filters: { message_id_header: header },
+        page: { limit: 10 },
+      });
+      return page.data.map((message) => message.id).sort();
+    };
+
+    const ids = result.messages.map((entry) => uuidOf(entry.id)).sort();
+    expect(ids).toHaveLength(2);
+    expect(await listed(own)).toEqual(ids);
+    expect(await listed(`client.list@${sender.domain.domain}`)).toEqual(ids);
+    expect(await listed(generated.message_id_header)).toEqual(
+      generated.messages.map((entry) => uuidOf(entry.id)),
+    );
+    expect(await listed(`<client.list@elsewhere.test>`)).toEqual([]);
+    const stranger = await newSender(app);
+    const elsewhere = await app.rpc.request(MessagesSubjects.listMessages, {
+      account_id: stranger.accountId,
+      filters: { message_id_header: own },
+      page: { limit: 10 },
+    });
+    expect(elsewhere.data).toEqual([]);
+  });
+
   it('replaces a Message-ID on another domain', async () => {
     const sender = await newSender(app);
     const raw = mime(sender, ['Message-ID: <x@elsewhere.test>']);

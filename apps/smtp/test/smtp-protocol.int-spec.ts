@@ -1,5 +1,8 @@
 import net from 'node:net';
 
+import { SMTP_LOGIN_FIELD_MAX } from '@envoi/contracts-accounts';
+
+import { MAX_AUTH_LINE_OCTETS } from '../src/submission/command-guard';
 import { useSmtpRig } from './smtp-test-app';
 import { SmtpWireClient } from './smtp-wire-client';
 
@@ -104,13 +107,36 @@ describe('smtp submission protocol', () => {
     });
     const text = Buffer.concat(received).toString('latin1');
     expect(text).not.toMatch(/^220 /);
-    expect(text).toMatch(/^(421|554) /);
+    expect(text).toMatch(/^554 5\.5\.1 /);
   });
 
-  it('refuses a command line over 1000 octets with 500 5.5.2 and closes', async () => {
+  it('takes a command line of 512 octets and refuses one over with 500 5.5.2 and closes', async () => {
     const client = await open();
     await client.command('EHLO client.example');
-    const reply = await client.command(`NOOP ${'x'.repeat(1100)}`);
+    const longest = `NOOP ${'x'.repeat(512 - 'NOOP '.length - 2)}`;
+    expect((await client.command(longest)).code).toBe(250);
+    const reply = await client.command(`${longest}x`);
+    expect(reply.text).toMatch(/^500 5\.5\.2 /);
+    await client.waitClosed();
+  });
+
+  it('takes AUTH lines over 512 octets up to the credential field limits', async () => {
+    const client = await open();
+    await client.startTls();
+    const field = 'u'.repeat(SMTP_LOGIN_FIELD_MAX);
+    const plain = Buffer.from(`${field}\0${field}\0${field}`).toString('base64');
+    // No accounts service runs beside this rig: a login that reaches verification is answered 454.
+    expect((await client.command(`AUTH PLAIN ${plain}`)).text).toMatch(/^454 4\.7\.0 /);
+    expect((await client.command('AUTH LOGIN')).code).toBe(334);
+    const username = Buffer.from(field.repeat(2)).toString('base64');
+    expect(username.length).toBeGreaterThan(512);
+    expect((await client.command(username)).code).toBe(334);
+  });
+
+  it('refuses an AUTH line over the credential field limits with 500 5.5.2', async () => {
+    const client = await open();
+    await client.startTls();
+    const reply = await client.command(`AUTH PLAIN ${'A'.repeat(MAX_AUTH_LINE_OCTETS)}`);
     expect(reply.text).toMatch(/^500 5\.5\.2 /);
     await client.waitClosed();
   });

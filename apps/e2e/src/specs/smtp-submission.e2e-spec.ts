@@ -255,14 +255,14 @@ describe('SMTP submission (issue 16)', () => {
     };
   }
 
-  /** The message to a recipient (each test's own), once it has this status. */
-  async function waitForStatus(to: Envelope, status: string): Promise<MessageRecord> {
-    const query = `/messages?recipient=${encodeURIComponent(to.to)}`;
+  /** The message the 250 reply named (by its Message-ID header), once it has this status. */
+  async function waitForStatus(messageIdHeader: string, status: string): Promise<MessageRecord> {
+    const query = `/messages?message_id_header=${encodeURIComponent(messageIdHeader)}`;
     const found = await pollUntil(
       async () =>
         (await session.api.get<{ data: MessageSummary[] }>(session.path(query))).body.data,
       (listed) => listed.length === 1 && listed[0]?.status === status,
-      { timeoutMs: 30_000, what: `the message to ${to.to} to become ${status}` },
+      { timeoutMs: 30_000, what: `the message ${messageIdHeader} to become ${status}` },
     );
     const response = await session.api.get<MessageRecord>(
       session.path(`/messages/${encodeURIComponent(found[0]?.id ?? '')}`),
@@ -316,8 +316,8 @@ describe('SMTP submission (issue 16)', () => {
         new RegExp(`^Message-ID:\\s*${id.replace(/[.+]/g, '\\$&')}\\r$`, 'im'),
       );
 
-      // The API lists it (found by its recipient), delivered, with its delivery attempt.
-      const record = await waitForStatus(to, 'Delivered');
+      // The API lists it (found by the Message-ID header of the 250), delivered, with its attempt.
+      const record = await waitForStatus(id, 'Delivered');
       expect(record.delivery_attempts.map((attempt) => attempt.status)).toEqual(['Delivered']);
     },
   );
@@ -325,10 +325,10 @@ describe('SMTP submission (issue 16)', () => {
   it('strips the control headers before delivery', async () => {
     const to = envelope('control');
     const raw = compose('plain', to, ['AhaSend-Track-Opens: false', 'ahasend-tags: smtp,e2e']);
-    await submit('nodemailer', login, to, raw, false);
+    const id = await submit('nodemailer', login, to, raw, false);
     const received = await receipt(to.to);
     expect(received.raw).not.toMatch(/^ahasend-/im);
-    await waitForStatus(to, 'Delivered');
+    await waitForStatus(id, 'Delivered');
   });
 
   it('refuses an invalid control header with 550 5.6.0 naming it', async () => {
@@ -343,8 +343,8 @@ describe('SMTP submission (issue 16)', () => {
   it('simulates the mail of a sandbox credential', async () => {
     const sandbox = await credential(session, { scope: 'global', sandbox: true });
     const to = envelope('sandbox');
-    await submit('nodemailer', sandbox, to, compose('plain', to), false);
-    await waitForStatus(to, 'Sandbox Delivered');
+    const id = await submit('nodemailer', sandbox, to, compose('plain', to), false);
+    await waitForStatus(id, 'Sandbox Delivered');
     expect(receiptsFor(to.to)).toHaveLength(0);
   });
 

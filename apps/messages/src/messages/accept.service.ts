@@ -63,7 +63,7 @@ import { TrackingRepository } from '../tracking/tracking.repository';
 import { deliveryChunks, firstDeliveryJob } from './delivery-chunks';
 import { combinedInsertStatement } from './insert-rows';
 import type { MessageKind } from './message.entity';
-import { messageIdHeader, uuidv7, uuidv7s } from './message-ids';
+import { messageIdHeader, messageIdHeaderKey, uuidv7, uuidv7s } from './message-ids';
 import { MessagesException } from './messages.exception';
 import {
   type MessageRecipientRow,
@@ -113,6 +113,8 @@ interface StoredSend {
 interface Submitted {
   /** The message every recipient is delivered, as stored. */
   raw: Buffer;
+  /** Its Message-ID header, as delivered. */
+  messageIdHeader: string;
   /** The reply recorded under its key (the submission's own, not the API's list). */
   recorded: (reply: CreateMessageResult) => AcceptedReply;
 }
@@ -877,6 +879,9 @@ export class AcceptService {
       substitutions: sources.substitutions ?? null,
       templated: sources.templated,
       rawContent: stored.submitted?.raw ?? null,
+      messageIdHeader: stored.submitted
+        ? messageIdHeaderKey(stored.submitted.messageIdHeader)
+        : null,
       purgeAt: options.purgeContentAt,
       purgedAt: null,
       retainUntil: options.retainUntil,

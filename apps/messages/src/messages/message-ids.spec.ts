@@ -1,4 +1,10 @@
-import { messageIdHeader, parseMessageRef, uuidv7, uuidv7s } from './message-ids';
+import {
+  messageIdHeader,
+  messageIdHeaderKey,
+  parseMessageRef,
+  uuidv7,
+  uuidv7s,
+} from './message-ids';
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -58,5 +64,12 @@ describe('uuidv7s', () => {
     expect(ids.every((id) => UUID_V7.test(id) && id.startsWith('01891234-5678-7'))).toBe(true);
     expect(new Set(ids).size).toBe(ids.length);
     expect(uuidv7s(0)).toEqual([]);
+  });
+});
+
+describe('messageIdHeaderKey', () => {
+  it('compares a Message-ID header trimmed, lowercase, in brackets given or not', () => {
+    expect(messageIdHeaderKey(' <Client.1@Example.TEST> ')).toBe('<client.1@example.test>');
+    expect(messageIdHeaderKey('client.1@example.test')).toBe('<client.1@example.test>');
   });
 });

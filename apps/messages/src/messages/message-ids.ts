@@ -33,6 +33,14 @@ export function messageIdHeader(id: string, domain: string): string {
   return `<${id}@${domain}>`;
 }
 
+/**
+ * A Message-ID header as the messages list's filter compares it: trimmed, lowercase, in angle
+ * brackets whether or not it was given with them.
+ */
+export function messageIdHeaderKey(value: string): string {
+  return `<${value.trim().replace(/^<|>$/g, '').toLowerCase()}>`;
+}
+
 export interface ParsedMessageRef {
   /** The message's uuid, lowercase. */
   id: string;

@@ -9,7 +9,8 @@ import { MESSAGES_SCHEMA } from '../database/data-source-options';
 import { type Columns, insertRows, insertRowsStatement, type InsertStatement } from './insert-rows';
 import { MessageEntity } from './message.entity';
 import { MessageContentEntity } from './message-content.entity';
-import { parseMessageRef } from './message-ids';
+import { messageIdHeaderKey, parseMessageRef } from './message-ids';
+import { SendEntity } from './send.entity';
 
 /** A message row as accept writes it (`seq` comes from the table). */
 export type MessageRow = Omit<MessageEntity, 'seq' | 'send'>;
@@ -171,7 +172,7 @@ export class MessagesRepository {
   }
 
   /** A page of the account's messages (within `domains` when given), newest first. */
-  list(
+  async list(
     accountId: string,
     domains: readonly string[] | undefined,
     filters: MessageFilters,
@@ -181,8 +182,27 @@ export class MessagesRepository {
       .createQueryBuilder(MessageEntity, 'message')
       .where('message.accountId = :accountId', { accountId });
     if (domains) query.andWhere('message.domain IN (:...domains)', { domains });
-    applyFilters(query, filters);
+    const submittedSendIds =
+      filters.message_id_header === undefined
+        ? []
+        : await this.submittedSendIds(accountId, messageIdHeaderKey(filters.message_id_header));
+    applyFilters(query, filters, submittedSendIds);
     return keysetPage(query, 'message', page);
+  }
+
+  /** The latest sends of the account submitted over SMTP with this Message-ID header. */
+  private async submittedSendIds(accountId: string, header: string): Promise<string[]> {
+    const sends = await this.dataSource.manager
+      .createQueryBuilder(SendEntity, 'send')
+      .select('send.id', 'id')
+      .where('send.accountId = :accountId AND send.messageIdHeader = :header', {
+        accountId,
+        header,
+      })
+      .orderBy('send.id', 'DESC')
+      .limit(SUBMITTED_SENDS_PER_HEADER_MAX)
+      .getRawMany<{ id: string }>();
+    return sends.map((send) => send.id);
   }
 
   findById(id: string): Promise<MessageEntity | null> {
@@ -228,14 +248,22 @@ export class MessagesRepository {
   }
 }
 
+/** A client may reuse a Message-ID: the filter finds the messages of its latest sends this many. */
+const SUBMITTED_SENDS_PER_HEADER_MAX = 1000;
+
 /**
  * The getMessages filters (statuses checked by the caller): `status` any of the listed; `sender`
  * and `recipient` exact addresses (case-insensitive; a conversation matches any of its
  * recipients); `subject` a case-insensitive substring; `message_id_header` exact (brackets
- * optional); `tags` any of the listed (like the comma-separated statuses); `from_time` inclusive
- * and `to_time` exclusive, on created_at.
+ * optional; a submitted message matches its send's header, the send among `submittedSendIds`);
+ * `tags` any of the listed (like the comma-separated statuses); `from_time` inclusive and
+ * `to_time` exclusive, on created_at.
  */
-function applyFilters(query: SelectQueryBuilder<MessageEntity>, filters: MessageFilters): void {
+function applyFilters(
+  query: SelectQueryBuilder<MessageEntity>,
+  filters: MessageFilters,
+  submittedSendIds: readonly string[],
+): void {
   if (filters.status !== undefined && filters.status.length > 0) {
     query.andWhere('message.status IN (:...statuses)', { statuses: filters.status });
   }
@@ -253,15 +281,15 @@ function applyFilters(query: SelectQueryBuilder<MessageEntity>, filters: Message
     });
   }
   if (filters.message_id_header !== undefined) {
-    const bare = filters.message_id_header.trim().replace(/^<|>$/g, '').toLowerCase();
-    // A header is always `<id@domain>`: its message is found by the id (the primary key), and
-    // a value that carries no id matches none.
-    const at = bare.indexOf('@');
-    const id = at === -1 ? null : (parseMessageRef(bare.slice(0, at))?.id ?? null);
-    query.andWhere('message.id = :headerId AND message.messageIdHeader = :header', {
-      headerId: id,
-      header: `<${bare}>`,
-    });
+    const header = messageIdHeaderKey(filters.message_id_header);
+    // An API message's header is its own `<id@domain>`: it is found by the id (the primary key).
+    // A submitted message is delivered with its send's header, found by its send.
+    const at = header.indexOf('@');
+    const id = at === -1 ? null : (parseMessageRef(header.slice(1, at))?.id ?? null);
+    query.andWhere(
+      '((message.id = :headerId AND message.messageIdHeader = :header) OR message.sendId = ANY(:headerSendIds))',
+      { headerId: id, header, headerSendIds: submittedSendIds },
+    );
   }
   if (filters.tags !== undefined && filters.tags.length > 0) {
     query.andWhere('message.tags && CAST(:tags AS text[])', { tags: filters.tags });

@@ -12,6 +12,9 @@ import type { MessageKind } from './message.entity';
 @Entity({ name: 'sends' })
 @Index('sends_purge_at_idx', ['purgeAt'], { where: 'purged_at IS NULL' })
 @Index('sends_retain_until_idx', ['retainUntil'])
+@Index('sends_account_id_message_id_header_idx', ['accountId', 'messageIdHeader'], {
+  where: 'message_id_header IS NOT NULL',
+})
 export class SendEntity {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'sends_pkey' })
   id!: string;
@@ -77,6 +80,13 @@ export class SendEntity {
    */
   @Column({ type: 'bytea', nullable: true })
   rawContent!: Buffer | null;
+
+  /**
+   * A send submitted over SMTP: the Message-ID header its messages are delivered with, lowercase
+   * (what the messages list's filter matches); null for an API send.
+   */
+  @Column({ type: 'text', nullable: true })
+  messageIdHeader!: string | null;
 
   /** When data retention purges the content. */
   @Column({ type: 'timestamptz' })

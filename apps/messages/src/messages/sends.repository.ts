@@ -40,6 +40,7 @@ const SEND_COLUMNS: Columns<SendRow> = {
   substitutions: ['json', (row) => row.substitutions],
   templated: ['boolean', (row) => row.templated],
   raw_content: ['bytea', (row) => row.rawContent],
+  message_id_header: ['text', (row) => row.messageIdHeader],
   purge_at: ['timestamptz', (row) => row.purgeAt],
   purged_at: ['timestamptz', (row) => row.purgedAt],
   retain_until: ['timestamptz', (row) => row.retainUntil],

@@ -132,6 +132,7 @@ export class SubmissionAccept {
         body: submissionBody(headers, options, request.credential_sandbox),
         recipients: request.recipients,
         raw: submittedRaw(original, block, added),
+        messageIdHeader,
         recorded,
       });
     } catch (error) {

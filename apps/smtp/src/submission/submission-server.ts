@@ -1,8 +1,9 @@
 import type { Logger } from '@envoi/shared-observability';
 import { SMTPServer, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
 
+import { guardCommands, MAX_AUTH_LINE_OCTETS } from './command-guard';
 import { Replies, type SmtpReply } from './replies';
-import { adaptConnectionReplies, type SmtpConnection } from './reply-adapter';
+import { adaptConnectionReplies } from './reply-adapter';
 import type { SubmissionSession } from './submission-session';
 
 export interface SubmissionServerSettings {
@@ -23,8 +24,6 @@ export interface Listener {
   implicitTls: boolean;
 }
 
-/** Longest command line: room for AUTH PLAIN with the longest username and password. */
-const MAX_COMMAND_OCTETS = 1000;
 const MAX_UNAUTHENTICATED_COMMANDS = 10;
 
 /**
@@ -43,6 +42,7 @@ export class SubmissionServer {
   async listen(host: string, listeners: readonly Listener[]): Promise<void> {
     for (const listener of listeners) {
       const server = new SMTPServer(this.options(listener.implicitTls));
+      watchNewConnections(server);
       server.on('error', (error) => this.logger.warn({ err: error }, 'smtp connection error'));
       this.servers.push(server);
       await new Promise<void>((resolve, reject) => {
@@ -87,7 +87,7 @@ export class SubmissionServer {
       hideREQUIRETLS: true,
       disableReverseLookup: true,
       maxRecipients: settings.maxRecipients,
-      maxCommandLength: MAX_COMMAND_OCTETS,
+      maxCommandLength: MAX_AUTH_LINE_OCTETS,
       maxAllowedUnauthenticatedCommands: MAX_UNAUTHENTICATED_COMMANDS,
       socketTimeout: settings.idleTimeoutMs,
       closeTimeout: Math.max(1, settings.drainMs),
@@ -121,11 +121,8 @@ export class SubmissionServer {
     };
   }
 
-  /** Every reply goes through the adapter; too many connections are refused with 421. */
+  /** Too many connections are refused with 421. */
   private admit(smtpSession: SMTPServerSession): SmtpReply | null {
-    const server = this.servers.find((candidate) => connectionOf(candidate, smtpSession.id));
-    const connection = server ? connectionOf(server, smtpSession.id) : undefined;
-    if (connection) adaptConnectionReplies(connection);
     if (this.connections > this.settings.maxConnections) return Replies.tooManyConnections();
     let fromAddress = 0;
     for (const candidate of this.servers) {
@@ -144,9 +141,18 @@ export class SubmissionServer {
   }
 }
 
-function connectionOf(server: SMTPServer, sessionId: string): SmtpConnection | undefined {
-  for (const connection of server.connections) {
-    if (connection.id === sessionId) return connection;
-  }
-  return undefined;
+/**
+ * Every new connection, before it reads a byte: its replies go through the adapter and its
+ * command lines through the guard.
+ */
+function watchNewConnections(server: SMTPServer): void {
+  const connect = server.connect.bind(server);
+  server.connect = (socket, socketOptions) => {
+    connect(socket, socketOptions);
+    for (const connection of server.connections) {
+      if (connection._socket !== socket) continue;
+      adaptConnectionReplies(connection);
+      guardCommands(connection);
+    }
+  };
 }
