@@ -5,6 +5,7 @@ import { Replies, type SmtpReply } from '../submission/replies';
 import { adaptConnectionReplies } from '../submission/reply-adapter';
 import type { SubmissionServerSettings } from '../submission/submission-server';
 import type { MxSession } from './mx-session';
+import { denyRoutedOrQuotedRecipients } from './relay-syntax';
 
 /** The MX takes the submission server's settings (its own size and recipient limits). */
 export type MxServerSettings = SubmissionServerSettings;
@@ -90,7 +91,10 @@ export class MxServer {
   private admit(smtpSession: SMTPServerSession): SmtpReply | null {
     const connections = [...(this.server?.connections ?? [])];
     const connection = connections.find((candidate) => candidate.id === smtpSession.id);
-    if (connection) adaptConnectionReplies(connection);
+    if (connection) {
+      denyRoutedOrQuotedRecipients(connection);
+      adaptConnectionReplies(connection);
+    }
     if (connections.length > this.settings.maxConnections) return Replies.tooManyConnections();
     const fromAddress = connections.filter(
       (other) => other.remoteAddress === smtpSession.remoteAddress,
