@@ -89,6 +89,8 @@ export interface DevAccount {
   health: Record<string, string>;
   /** Where SMTP submission (STARTTLS) is served. */
   smtp_submission: { host: string; port: number };
+  /** Where the MX takes inbound mail (routes, bounces), and the complaints address. */
+  smtp_mx: { host: string; port: number; feedback_address: string };
 }
 
 export const devAccountFile = (dataDir: string) => path.join(dataDir, 'dev-account.json');
