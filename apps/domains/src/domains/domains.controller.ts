@@ -10,8 +10,10 @@ import {
   DomainsSubjects,
   GetDkimSigningKeyRequest,
   ListDomainsRequest,
+  MatchReturnPathHostRequest,
   type ResolvedDomains,
   ResolveDomainsRequest,
+  type ReturnPathHostMatch,
   type SenderAuthorization,
   UpdateDomainRequest,
 } from '@envoi/contracts-domains';
@@ -67,6 +69,13 @@ export class DomainsController {
   @MessagePattern(DomainsSubjects.resolveDomains.name)
   resolve(@Payload() request: ResolveDomainsRequest): Promise<ResolvedDomains> {
     return this.domains.resolve(request.account_id, request.domains);
+  }
+
+  @MessagePattern(DomainsSubjects.matchReturnPathHost.name)
+  matchReturnPathHost(
+    @Payload() request: MatchReturnPathHostRequest,
+  ): Promise<ReturnPathHostMatch> {
+    return this.domains.matchReturnPathHost(request.host);
   }
 
   @MessagePattern(DomainsSubjects.countDomains.name)

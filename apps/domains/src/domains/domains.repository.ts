@@ -95,6 +95,12 @@ export class DomainsRepository {
     return this.dataSource.manager.findBy(DomainEntity, { id: In([...ids]) });
   }
 
+  /** Domains of any account with one of these names. */
+  findByNames(names: readonly string[]): Promise<DomainEntity[]> {
+    if (names.length === 0) return Promise.resolve([]);
+    return this.dataSource.manager.findBy(DomainEntity, { name: In([...names]) });
+  }
+
   /** The number of domains of each account that has any. */
   async countByAccount(accountIds: readonly string[]): Promise<Map<string, number>> {
     if (accountIds.length === 0) return new Map();

@@ -1,5 +1,6 @@
+import { DomainsSubjects } from '@envoi/contracts-domains';
 import { INBOUND_SPOOL_BUCKET } from '@envoi/contracts-routes';
-import { ensureUploadBucket, type RpcClient } from '@envoi/shared-nats';
+import { ensureUploadBucket, type RpcClient, subscribeBroadcast } from '@envoi/shared-nats';
 import type { Logger } from '@envoi/shared-observability';
 import { ensureStream, eventsStreamDefinition } from '@envoi/shared-outbox';
 import type { NatsConnection } from 'nats';
@@ -8,12 +9,15 @@ import type { SmtpConfig } from '../smtp.config';
 import { InboundSpool } from './inbound-spool';
 import { MxServer } from './mx-server';
 import { MxSession } from './mx-session';
+import { ReturnPathHosts } from './return-path-hosts';
 
 /** RFC 5321 asks a server to take at least 100 recipients per message. */
 const MX_MAX_RECIPIENTS = 100;
 /** RFC 5322's longest line, without its CRLF. */
 const MX_MAX_LINE_OCTETS = 998;
 const PUBLISH_ATTEMPTS = 3;
+/** Return-path hosts one replica remembers the domains service's answer for. */
+const RETURN_PATH_HOSTS_CACHED = 10_000;
 
 /**
  * Starts the MX on SMTP_MX_PORT (none when 0): the spool bucket and the events stream are made
@@ -30,8 +34,16 @@ export async function startMx(
   await ensureStream(connection, eventsStreamDefinition());
   const ttlMs = config.SMTP_MX_SPOOL_TTL_MS;
   await ensureUploadBucket(connection, INBOUND_SPOOL_BUCKET, ttlMs);
+  const returnPathHosts = new ReturnPathHosts(bus, RETURN_PATH_HOSTS_CACHED);
+  subscribeBroadcast(
+    connection,
+    DomainsSubjects.domainChanged,
+    (event) => returnPathHosts.forget(event.domain),
+    (error) => logger.warn({ err: error }, 'broadcast not handled'),
+  );
   const session = new MxSession({
     bus,
+    returnPathHosts,
     spool: new InboundSpool(connection, ttlMs, config.RPC_TIMEOUT_MS),
     mailboxes: {
       bounceDomain: config.mxBounceDomain(),

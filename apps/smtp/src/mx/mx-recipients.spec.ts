@@ -35,9 +35,14 @@ describe('classifyRecipient', () => {
       kind: 'candidate',
       address: 'support@example.com',
     });
-    expect(classifyRecipient(`bounce+${UUID}@example.com`, MAILBOXES)).toEqual({
-      kind: 'candidate',
-      address: `bounce+${UUID}@example.com`,
+  });
+
+  it('leaves a VERP address on another host to the return-path question', () => {
+    expect(classifyRecipient(`bounce+${UUID}@rp.example.com`, MAILBOXES)).toEqual({
+      kind: 'verp',
+      address: `bounce+${UUID}@rp.example.com`,
+      messageUuid: UUID,
+      host: 'rp.example.com',
     });
   });
 

@@ -13,6 +13,8 @@ export interface PlatformMailboxes {
 export type RecipientClass =
   | { kind: 'bounce'; address: string; messageUuid: string }
   | { kind: 'feedback'; address: string }
+  /** A VERP bounce address on another host: taken when it is a domain's return-path host. */
+  | { kind: 'verp'; address: string; messageUuid: string; host: string }
   /** A plain address on another domain: the routes service says whether it is taken. */
   | { kind: 'candidate'; address: string }
   /** Never accepted here: relaying denied (`%`-hacks, source routes, quoted `@`, …). */
@@ -49,5 +51,7 @@ export function classifyRecipient(
     const messageUuid = messageIdOfBounceAddress(normalized);
     return messageUuid ? { kind: 'bounce', address: normalized, messageUuid } : { kind: 'refused' };
   }
+  const messageUuid = messageIdOfBounceAddress(normalized);
+  if (messageUuid) return { kind: 'verp', address: normalized, messageUuid, host };
   return { kind: 'candidate', address: normalized };
 }

@@ -65,6 +65,7 @@ function build(answer: (recipient: string) => RecipientMatch | Error = routes) {
   const spool = new FakeSpool();
   const mx = new MxSession({
     bus: busAnswering(answer),
+    returnPathHosts: { isVerified: (host) => Promise.resolve(host === 'rp.routed.example') },
     spool,
     mailboxes: { bounceDomain: 'bounces.envoi.test', feedbackAddress: 'fbl@bounces.envoi.test' },
     limits: { maxMessageBytes: 1000, maxLineOctets: 100, publishAttempts: 2 },
@@ -125,6 +126,20 @@ describe('MxSession', () => {
       '5.7.1 Relaying denied',
     );
     expect(asked).toEqual([]);
+  });
+
+  it("takes a VERP bounce on a domain's verified return-path host, and asks the routes for any other host", async () => {
+    const { mx, spool } = build();
+    const smtp = session();
+    mx.mailFrom(address(''), smtp);
+    expect(await rcpt(mx, smtp, `bounce+${MESSAGE_UUID}@rp.routed.example`)).toBeNull();
+    const other = await rcpt(mx, smtp, `bounce+${MESSAGE_UUID}@rp.elsewhere.example`);
+    expect(other?.message).toBe('5.7.1 Relaying denied');
+    await mx.data(dataStream('x\r\n'), smtp);
+    const bounce = spool.published[0].event as BounceMailEvent;
+    expect(bounce.data.recipients).toEqual([
+      { address: `bounce+${MESSAGE_UUID}@rp.routed.example`, message_uuid: MESSAGE_UUID },
+    ]);
   });
 
   it('answers 451 4.3.0 when the routes service is unavailable', async () => {

@@ -12,6 +12,7 @@ import type { InboundSpool } from './inbound-spool';
 import { readMessage } from './message-reader';
 import { classifyRecipient, type PlatformMailboxes } from './mx-recipients';
 import { acceptedAs, MxReplies } from './mx-replies';
+import type { ReturnPathHosts } from './return-path-hosts';
 
 export interface MxLimits {
   maxMessageBytes: number;
@@ -23,6 +24,7 @@ export interface MxLimits {
 
 export interface MxDependencies {
   bus: BusRequester;
+  returnPathHosts: Pick<ReturnPathHosts, 'isVerified'>;
   spool: Pick<InboundSpool, 'store' | 'publish'>;
   mailboxes: PlatformMailboxes;
   limits: MxLimits;
@@ -120,9 +122,28 @@ export class MxSession {
       case 'bounce':
       case 'feedback':
         return recipient;
+      case 'verp':
+        return this.verpBounce(recipient);
       case 'candidate':
         return this.route(recipient.address);
     }
+  }
+
+  /** A bounce on a domain's verified return-path host; otherwise an address like any other. */
+  private async verpBounce(recipient: {
+    address: string;
+    messageUuid: string;
+    host: string;
+  }): Promise<AcceptedRecipient | SmtpReply> {
+    let verified: boolean;
+    try {
+      verified = await this.deps.returnPathHosts.isVerified(recipient.host);
+    } catch (error) {
+      if (error instanceof RpcError) return Replies.temporaryFailure();
+      throw error;
+    }
+    if (!verified) return this.route(recipient.address);
+    return { kind: 'bounce', address: recipient.address, messageUuid: recipient.messageUuid };
   }
 
   private async route(address: string): Promise<AcceptedRecipient | SmtpReply> {

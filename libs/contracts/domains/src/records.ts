@@ -88,6 +88,13 @@ export interface ResolvedDomain {
   domain_id: string;
 }
 
+/** Whether a host is some domain's return-path host with its CNAME verified. */
+export interface ReturnPathHostMatch {
+  verified: boolean;
+  /** How long the answer may be cached. */
+  cache_ttl_ms: number;
+}
+
 export interface ResolvedDomains {
   /** The requested names the account owns, normalised, in request order, without duplicates. */
   found: ResolvedDomain[];

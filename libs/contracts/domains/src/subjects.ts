@@ -8,6 +8,7 @@ import type {
   DomainDnsErrorData,
   DomainRecord,
   ResolvedDomains,
+  ReturnPathHostMatch,
   SenderAuthorization,
 } from './records';
 import type {
@@ -19,6 +20,7 @@ import type {
   DomainRef,
   GetDkimSigningKeyRequest,
   ListDomainsRequest,
+  MatchReturnPathHostRequest,
   ResolveDomainsRequest,
   UpdateDomainRequest,
 } from './requests';
@@ -43,6 +45,11 @@ export const DomainsSubjects = {
   /** Internal: owned domains among names (API-key domain scopes). */
   resolveDomains: requestSubject<ResolveDomainsRequest, ResolvedDomains>(
     'domains.domain.resolve.v1',
+  ),
+
+  /** Internal: the MX's question for `bounce+<uuid>@<host>` on a host other than the platform's. */
+  matchReturnPathHost: requestSubject<MatchReturnPathHostRequest, ReturnPathHostMatch>(
+    'domains.return-path.match.v1',
   ),
 
   /** Internal: the number of domains of each account (sub-account records), one call per page. */
