@@ -6,6 +6,7 @@ import type {
   DomainCounts,
   DomainDeletedData,
   DomainDnsErrorData,
+  DomainOwners,
   DomainRecord,
   ResolvedDomains,
   SenderAuthorization,
@@ -17,6 +18,7 @@ import type {
   DomainChangedEvent,
   DomainDeletedEvent,
   DomainRef,
+  FindDomainOwnersRequest,
   GetDkimSigningKeyRequest,
   ListDomainsRequest,
   ResolveDomainsRequest,
@@ -44,6 +46,8 @@ export const DomainsSubjects = {
   resolveDomains: requestSubject<ResolveDomainsRequest, ResolvedDomains>(
     'domains.domain.resolve.v1',
   ),
+  /** Internal: the accounts having a domain name (inbound mail routing); no key. */
+  findOwners: requestSubject<FindDomainOwnersRequest, DomainOwners>('domains.domain.owners.v1'),
 
   /** Internal: the number of domains of each account (sub-account records), one call per page. */
   countDomains: requestSubject<CountDomainsRequest, DomainCounts>('domains.domain.count.v1'),
