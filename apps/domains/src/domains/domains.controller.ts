@@ -5,9 +5,11 @@ import {
   CreateDomainRequest,
   type DkimSigningKey,
   type DomainCounts,
+  type DomainOwners,
   type DomainRecord,
   DomainRef,
   DomainsSubjects,
+  FindDomainOwnersRequest,
   GetDkimSigningKeyRequest,
   ListDomainsRequest,
   MatchReturnPathHostRequest,
@@ -54,6 +56,11 @@ export class DomainsController {
   @MessagePattern(DomainsSubjects.checkDns.name)
   checkDns(@Payload() request: DomainRef): Promise<DomainRecord> {
     return this.domains.checkDns(request.account_id, request.domain);
+  }
+
+  @MessagePattern(DomainsSubjects.findOwners.name)
+  findOwners(@Payload() request: FindDomainOwnersRequest): Promise<DomainOwners> {
+    return this.domains.findOwners(request.domain);
   }
 
   @MessagePattern(DomainsSubjects.authorizeSender.name)

@@ -124,6 +124,15 @@ export class DomainsRepository {
     });
   }
 
+  /** Every account's domain of that name: DNS-valid ones first, then the oldest (domains_name_idx). */
+  ownersByName(name: string): Promise<Array<Pick<DomainEntity, 'id' | 'accountId' | 'dnsValid'>>> {
+    return this.dataSource.manager.find(DomainEntity, {
+      select: { id: true, accountId: true, dnsValid: true },
+      where: { name },
+      order: { dnsValid: 'DESC', createdAt: 'ASC' },
+    });
+  }
+
   /** Stores the settings a user changes (subdomains, selector, rotation) and the version. */
   async updateSettings(domain: DomainEntity, manager: EntityManager): Promise<void> {
     await manager.update(

@@ -7,6 +7,7 @@ import {
   type CreateDomainBody,
   type DkimSigningKey,
   type DomainCounts,
+  type DomainOwners,
   type DomainRecord,
   DomainsStreamSubjects,
   type ResolvedDomains,
@@ -332,6 +333,20 @@ export class DomainsService {
       (domain) => verifiedHost(domain, this.endpoints, 'return_path') === host,
     );
     return { verified, cache_ttl_ms: cacheTtlMs };
+  }
+
+  /** The accounts having the name (none for a non-hostname): DNS-valid ones first, then the oldest. */
+  async findOwners(rawName: string): Promise<DomainOwners> {
+    const name = normalizeDomainName(rawName);
+    if (!isHostname(name)) return { owners: [] };
+    const rows = await this.domains.ownersByName(name);
+    return {
+      owners: rows.map((row) => ({
+        account_id: row.accountId,
+        domain_id: row.id,
+        dns_valid: row.dnsValid,
+      })),
+    };
   }
 
   /** A sender domain by the name a From address carries; not found unless the account owns it. */

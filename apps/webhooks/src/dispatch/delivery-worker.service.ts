@@ -1,11 +1,11 @@
 import { type JobRun, PeriodicJob } from '@envoi/shared-jobs';
+import { signedHeaders } from '@envoi/shared-outbound';
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 
 import { WebhooksConfig } from '../webhooks.config';
 import { WebhookSecretCipher } from '../webhooks/webhook-secret-cipher';
 import { attemptOutcome } from './attempt-outcome';
 import { type ClaimedDelivery, DeliveriesRepository } from './deliveries.repository';
-import { signedHeaders } from './webhook-signature';
 import { type TransportResult, WebhookTransport } from './webhook-transport';
 
 /** What a lease has beyond the call's timeout, to record its result. */

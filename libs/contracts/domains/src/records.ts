@@ -102,6 +102,18 @@ export interface ResolvedDomains {
   missing: string[];
 }
 
+/** An account that has a domain name, as the MX must know it (the same name may be in several). */
+export interface DomainOwner {
+  account_id: string;
+  domain_id: string;
+  dns_valid: boolean;
+}
+
+/** The accounts having a domain name: DNS-valid ones first, then the oldest. */
+export interface DomainOwners {
+  owners: DomainOwner[];
+}
+
 /** `data` of the `domain.dns_error` webhook (reference webhooks.yaml DomainWebhookData). */
 export interface DomainDnsErrorData {
   domain: string;

@@ -129,6 +129,11 @@ export class ResolveDomainsRequest extends DomainsAccountRef {
   domains!: string[];
 }
 
+/** Which accounts have this domain name (the MX at RCPT time, through the routes service)? */
+export class FindDomainOwnersRequest {
+  @IsString() @MaxLength(DOMAIN_NAME_INPUT_MAX) domain!: string;
+}
+
 // ---- Events ----
 
 export const DOMAIN_CHANGE_REASONS = ['updated', 'dns_validity', 'deleted'] as const;

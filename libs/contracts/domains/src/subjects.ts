@@ -6,6 +6,7 @@ import type {
   DomainCounts,
   DomainDeletedData,
   DomainDnsErrorData,
+  DomainOwners,
   DomainRecord,
   ResolvedDomains,
   ReturnPathHostMatch,
@@ -18,6 +19,7 @@ import type {
   DomainChangedEvent,
   DomainDeletedEvent,
   DomainRef,
+  FindDomainOwnersRequest,
   GetDkimSigningKeyRequest,
   ListDomainsRequest,
   MatchReturnPathHostRequest,
@@ -46,6 +48,8 @@ export const DomainsSubjects = {
   resolveDomains: requestSubject<ResolveDomainsRequest, ResolvedDomains>(
     'domains.domain.resolve.v1',
   ),
+  /** Internal: the accounts having a domain name (inbound mail routing); no key. */
+  findOwners: requestSubject<FindDomainOwnersRequest, DomainOwners>('domains.domain.owners.v1'),
 
   /** Internal: the MX's question for `bounce+<uuid>@<host>` on a host other than the platform's. */
   matchReturnPathHost: requestSubject<MatchReturnPathHostRequest, ReturnPathHostMatch>(

@@ -174,6 +174,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       DKIM_ENCRYPTION_KEY: encryptionKey(options, 'DKIM_ENCRYPTION_KEY'),
       WEBHOOK_SECRET_ENCRYPTION_KEY: encryptionKey(options, 'WEBHOOK_SECRET_ENCRYPTION_KEY'),
       SMTP_PASSWORD_ENCRYPTION_KEY: encryptionKey(options, 'SMTP_PASSWORD_ENCRYPTION_KEY'),
+      ROUTE_SECRET_ENCRYPTION_KEY: encryptionKey(options, 'ROUTE_SECRET_ENCRYPTION_KEY'),
       TRACKING_SECRET: trackingSecret(options),
       // Tracking links point at this platform's gateway unless told otherwise.
       TRACKING_BASE_URL:
