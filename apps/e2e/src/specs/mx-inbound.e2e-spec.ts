@@ -7,14 +7,18 @@ import path from 'node:path';
 import { EVENTS_STREAM } from '@envoi/contracts-core';
 import {
   type BounceMailEvent,
+  type CreatedRouteRecord,
   type FeedbackMailEvent,
   INBOUND_SPOOL_BUCKET,
   InboundStreamSubjects,
+  type RoutedMailEvent,
 } from '@envoi/contracts-routes';
 import { pollUntil } from '@envoi/shared-testing';
 import { connect, type NatsConnection } from 'nats';
 import nodemailer from 'nodemailer';
 
+import { closeSessions, createAccountSession } from '../support/account-session';
+import { createDomainName } from '../support/domains';
 import { e2eEnvironment } from '../support/environment';
 
 const QUEUED = /250 2\.0\.0 Ok: queued as ([0-9a-f-]{36})/;
@@ -72,8 +76,8 @@ function run(command: string, args: string[]): Promise<string> {
   });
 }
 
-/** Delivers `raw` from the null sender to the MX over STARTTLS; the inbound id of its 250. */
-async function deliver(client: ClientName, to: string, raw: string): Promise<string> {
+/** Delivers `raw` to the MX over STARTTLS (from the null sender by default); the inbound id of its 250. */
+async function deliver(client: ClientName, to: string, raw: string, from = ''): Promise<string> {
   const { host, port } = e2eEnvironment().smtpMx;
   let transcript: string;
   if (client === 'nodemailer') {
@@ -85,7 +89,7 @@ async function deliver(client: ClientName, to: string, raw: string): Promise<str
       tls: { ca: readFileSync(e2eEnvironment().caFile), servername: 'localhost' },
     });
     try {
-      transcript = (await transport.sendMail({ envelope: { from: '', to: [to] }, raw })).response;
+      transcript = (await transport.sendMail({ envelope: { from, to: [to] }, raw })).response;
     } finally {
       transport.close();
     }
@@ -107,7 +111,7 @@ async function deliver(client: ClientName, to: string, raw: string): Promise<str
         '--tls-sni',
         'localhost',
         '--from',
-        '<>',
+        from || '<>',
         '--to',
         to,
         '--data',
@@ -135,6 +139,7 @@ describe('MX (inbound mail)', () => {
   });
   afterAll(async () => {
     await nats?.close();
+    await closeSessions();
   });
 
   /** The latest event of the subject, once it is the one of `inboundId`. */
@@ -185,6 +190,35 @@ describe('MX (inbound mail)', () => {
       expect(await spooled(event.data.spool.name)).toBe(raw);
     });
   }
+
+  it("routes a customer's address through its route (250, routed event), 550 5.1.1 for an unknown local part", async () => {
+    const session = await createAccountSession();
+    const domain = await createDomainName(session);
+    const created = await session.api.post<CreatedRouteRecord>(session.path('/routes'), {
+      name: 'support',
+      url: 'https://hooks.example.net/inbound',
+      recipient: `support@${domain}`,
+    });
+    expect(created.status).toBe(201);
+    const message = `From: Ann <ann@remote.example>\r\nTo: support@${domain}\r\nSubject: help\r\n\r\nHello\r\n`;
+
+    for (const client of ['nodemailer', 'swaks'] as const) {
+      const inboundId = await deliver(client, `Support@${domain}`, message, 'ann@remote.example');
+      const event = await eventOf<RoutedMailEvent>(InboundStreamSubjects.routed.name, inboundId);
+      expect(event.data).toMatchObject({
+        account_id: session.accountId,
+        envelope_from: 'ann@remote.example',
+        recipients: [{ address: `support@${domain}`, route_ids: [created.body.id] }],
+      });
+      expect(await spooled(event.data.spool.name)).toBe(message);
+    }
+    await expect(
+      deliver('swaks', `sales@${domain}`, message, 'ann@remote.example'),
+    ).rejects.toThrow(/550 5\.1\.1 /);
+    await expect(
+      deliver('swaks', `support@unrouted-${randomUUID()}.example`, message, 'ann@remote.example'),
+    ).rejects.toThrow(/550 5\.7\.1 Relaying denied/);
+  });
 
   it('refuses to relay a %-hack with 550 5.7.1 (swaks)', async () => {
     await expect(deliver('swaks', `user%victim.example@${BOUNCE_DOMAIN}`, arf())).rejects.toThrow(
