@@ -174,6 +174,25 @@ describe('smtp MX', () => {
     expect(after.id).toBe(before.id);
   });
 
+  it('refuses a line over 998 octets with 554 5.6.0', async () => {
+    const reply = await deliver(
+      await open(),
+      [MX_FEEDBACK_ADDRESS],
+      `Subject: x\r\n\r\n${'y'.repeat(999)}\r\n`,
+    );
+    expect(reply.text).toMatch(/^554 5\.6\.0 /);
+  });
+
+  it('holds the submission limits: 421 4.7.0 over the per-IP connections, 421 4.4.2 when idle', async () => {
+    const admitted = [await open(), await open(), await open()];
+    const refused = await SmtpWireClient.connect(rig().mxPort);
+    clients.push(refused);
+    expect((await refused.reply(GREETING_WAIT_MS)).text).toMatch(/^421 4\.7\.0 /);
+    const idle = await admitted[0].reply(GREETING_WAIT_MS);
+    expect(idle.text).toMatch(/^421 4\.4\.2 /);
+    await admitted[0].waitClosed();
+  });
+
   it('keeps the spool and the event of a 250 through a kill -9 of the smtp app', async () => {
     const { messageUuid, body, inboundId } = await deliverBounce();
     await rig().smtp.smtp.kill();
