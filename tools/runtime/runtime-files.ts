@@ -37,6 +37,8 @@ export interface DevSecrets {
   webhook_secret_encryption_key: string;
   /** Encrypts SMTP credential passwords at rest (accounts): losing it loses every stored one. */
   smtp_password_encryption_key: string;
+  /** Encrypts route signing secrets at rest (routes): losing it loses every secret. */
+  route_secret_encryption_key: string;
   /** Signs open and click tracking tokens (messages). */
   tracking_secret: string;
 }
@@ -47,6 +49,7 @@ const GENERATE: { readonly [Name in keyof DevSecrets]: () => string } = {
   dkim_encryption_key: () => randomBytes(32).toString('hex'),
   webhook_secret_encryption_key: () => randomBytes(32).toString('hex'),
   smtp_password_encryption_key: () => randomBytes(32).toString('hex'),
+  route_secret_encryption_key: () => randomBytes(32).toString('hex'),
   tracking_secret: () => randomBytes(32).toString('base64url'),
 };
 
@@ -76,6 +79,8 @@ export function devSecretsEnv(secrets: DevSecrets, env: NodeJS.ProcessEnv): Node
       env['WEBHOOK_SECRET_ENCRYPTION_KEY'] || secrets.webhook_secret_encryption_key,
     SMTP_PASSWORD_ENCRYPTION_KEY:
       env['SMTP_PASSWORD_ENCRYPTION_KEY'] || secrets.smtp_password_encryption_key,
+    ROUTE_SECRET_ENCRYPTION_KEY:
+      env['ROUTE_SECRET_ENCRYPTION_KEY'] || secrets.route_secret_encryption_key,
     TRACKING_SECRET: env['TRACKING_SECRET'] || secrets.tracking_secret,
   };
 }
@@ -89,6 +94,8 @@ export interface DevAccount {
   health: Record<string, string>;
   /** Where SMTP submission (STARTTLS) is served. */
   smtp_submission: { host: string; port: number };
+  /** Where the MX takes inbound mail (routes, bounces), and the complaints address. */
+  smtp_mx: { host: string; port: number; feedback_address: string };
 }
 
 export const devAccountFile = (dataDir: string) => path.join(dataDir, 'dev-account.json');

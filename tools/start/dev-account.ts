@@ -11,7 +11,7 @@ import { type DevAccount, readDevAccount, writeDevAccount } from '../runtime/run
 export async function ensureDevAccount(
   rpc: RpcClient,
   dataDir: string,
-  endpoints: Pick<DevAccount, 'base_url' | 'health' | 'smtp_submission'>,
+  endpoints: Pick<DevAccount, 'base_url' | 'health' | 'smtp_submission' | 'smtp_mx'>,
 ): Promise<DevAccount> {
   const existing = readDevAccount(dataDir);
   if (existing) {

@@ -40,6 +40,7 @@ async function main(): Promise<void> {
       nats: port('ENVOI_NATS_PORT', 42220),
       https: port('HTTPS_PORT', 8443),
       smtp: port('ENVOI_SMTP_PORT', 2587),
+      smtpMx: port('ENVOI_SMTP_MX_PORT', 2525),
     },
     logTo: 'console',
     serviceEnv: devSecretsEnv(secrets, process.env),
@@ -73,6 +74,7 @@ async function main(): Promise<void> {
     base_url: platform.baseUrl,
     health: platform.health,
     smtp_submission: platform.smtpSubmission,
+    smtp_mx: platform.smtpMx,
   });
   await connection.drain();
   writeRuntimeInfo(dataDir, {
@@ -89,6 +91,7 @@ async function main(): Promise<void> {
       `  Account id:     ${account.account_id}`,
       `  API key:        ${account.api_key}`,
       `  SMTP:           ${account.smtp_submission.host}:${account.smtp_submission.port}   (STARTTLS, same certificate; credentials: POST /v2/accounts/{id}/smtp-credentials)`,
+      `  SMTP MX:        ${account.smtp_mx.host}:${account.smtp_mx.port}   (inbound: routes, VERP bounces, complaints to ${account.smtp_mx.feedback_address})`,
       `  Saved to:       ${path.join(dataDir, 'dev-account.json')}`,
       '',
       `  Try: curl --cacert ${platform.certificate.certPath} -H "Authorization: Bearer ${account.api_key}" ${account.base_url}/v2/ping`,

@@ -41,6 +41,7 @@ const SECRET_BEARING = new Set([
   'POST /v2/accounts/:account_id/sub-accounts/:sub_account_id/api-keys',
   'POST /v2/accounts/:account_id/webhooks',
   'POST /v2/accounts/:account_id/smtp-credentials',
+  'POST /v2/accounts/:account_id/routes',
 ]);
 
 describe('route policy', () => {

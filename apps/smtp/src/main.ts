@@ -16,6 +16,7 @@ import {
 } from '@envoi/shared-nats';
 import { announceReady, createLogger } from '@envoi/shared-observability';
 
+import { startMx } from './mx/mx-bootstrap';
 import { SERVICE_NAME, SmtpConfig } from './smtp.config';
 import { LoginCache } from './submission/login-cache';
 import { SenderAuthorizer } from './submission/sender-authorizer';
@@ -90,13 +91,14 @@ async function bootstrap(): Promise<void> {
       authFailureDelayMaxMs: config.scaled(config.SMTP_IDLE_TIMEOUT_MS) / 2,
     },
   });
+  const tls = {
+    cert: readFileSync(config.SMTP_TLS_CERT_FILE, 'utf8'),
+    key: readFileSync(config.SMTP_TLS_KEY_FILE, 'utf8'),
+  };
   const server = new SubmissionServer(
     {
       hostname: config.SMTP_HOSTNAME,
-      tls: {
-        cert: readFileSync(config.SMTP_TLS_CERT_FILE, 'utf8'),
-        key: readFileSync(config.SMTP_TLS_KEY_FILE, 'utf8'),
-      },
+      tls,
       maxMessageBytes: config.SMTP_MAX_MESSAGE_BYTES,
       maxRecipients: config.SMTP_MAX_RECIPIENTS,
       idleTimeoutMs: config.scaled(config.SMTP_IDLE_TIMEOUT_MS),
@@ -109,6 +111,7 @@ async function bootstrap(): Promise<void> {
   );
   const ports = listeners(config);
   await server.listen(config.SMTP_HOST, ports);
+  const mx = await startMx(config, connection, bus, tls, logger);
 
   const readiness = new Readiness().register('nats', natsCheck(connection));
   const health = await startHealthServer({
@@ -119,6 +122,9 @@ async function bootstrap(): Promise<void> {
   announceReady(logger, {
     host: config.SMTP_HOST,
     ports: ports.map((listener) => listener.port),
+    ...(mx
+      ? { mx: { port: config.SMTP_MX_PORT, feedback_address: config.mxFeedbackAddress() } }
+      : {}),
     health: { host: config.HEALTH_HOST, port: health.port },
   });
 
@@ -128,8 +134,7 @@ async function bootstrap(): Promise<void> {
     stopping = true;
     logger.info({ signal, sessions: server.connections }, 'stopping');
     readiness.markStopping();
-    server
-      .close()
+    Promise.all([server.close(), mx?.close()])
       .then(() => connection.drain())
       .then(
         () => {

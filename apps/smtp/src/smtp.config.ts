@@ -1,9 +1,11 @@
-import { BaseEnv, IntSetting } from '@envoi/shared-config';
-import { IsOptional, IsString, Matches } from 'class-validator';
+import { BaseEnv, IntSetting, IsHostnameSetting, normalizeHostname } from '@envoi/shared-config';
+import { Transform } from 'class-transformer';
+import { IsEmail, IsOptional, IsString, Matches } from 'class-validator';
 
 export const SERVICE_NAME = 'smtp';
 
 const MB = 1024 * 1024;
+const DAY_MS = 86_400_000;
 
 /**
  * The smtp edge's environment, validated once at boot. It owns no data: its only state is a
@@ -48,11 +50,37 @@ export class SmtpConfig extends BaseEnv {
   /** On SIGTERM: how long sessions in flight may go on before they are closed. */
   @IntSetting(0, 600_000) SHUTDOWN_GRACE_MS: number = 30_000;
 
+  /** The MX (inbound mail: routes, bounces, complaints); 0: no MX on this replica. */
+  @IntSetting(0, 65535) SMTP_MX_PORT: number = 25;
+  /** The platform's bounce (VERP) host; unset: RETURN_PATH_TARGET, as the delivery service. */
+  @IsOptional()
+  @Transform(normalizeHostname)
+  @IsHostnameSetting('bounces.example.com')
+  SMTP_MX_BOUNCE_DOMAIN?: string;
+  @IsOptional()
+  @Transform(normalizeHostname)
+  @IsHostnameSetting('bounces.example.com')
+  RETURN_PATH_TARGET: string = 'bounces.envoi.test';
+  /** Where ARF complaints arrive; unset: `fbl@<bounce domain>`. */
+  @IsOptional() @IsEmail({ require_tld: false }) SMTP_MX_FEEDBACK_ADDRESS?: string;
+  /** Largest inbound message, advertised with SIZE; more is refused with 552 5.3.4. */
+  @IntSetting(1024, 100 * MB) SMTP_MX_MAX_MESSAGE_BYTES: number = 25 * MB;
+  /** How long a received message stays in the inbound spool for its consumers. */
+  @IntSetting(60_000, 90 * DAY_MS) SMTP_MX_SPOOL_TTL_MS: number = 7 * DAY_MS;
+
   /** Port of the plain-HTTP `/healthz` and `/readyz` endpoints; 0 takes any free port (logged). */
   @IntSetting(0, 65535) HEALTH_PORT: number = 0;
   @IsOptional() @IsString() HEALTH_HOST: string = '127.0.0.1';
 
   submissionPorts(): number[] {
     return this.SMTP_SUBMISSION_PORTS.split(',').map(Number);
+  }
+
+  mxBounceDomain(): string {
+    return this.SMTP_MX_BOUNCE_DOMAIN ?? this.RETURN_PATH_TARGET;
+  }
+
+  mxFeedbackAddress(): string {
+    return (this.SMTP_MX_FEEDBACK_ADDRESS ?? `fbl@${this.mxBounceDomain()}`).toLowerCase();
   }
 }

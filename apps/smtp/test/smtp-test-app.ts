@@ -21,7 +21,7 @@ export interface SmtpRig extends SmtpInstance {
   startReplica(): Promise<SmtpInstance>;
 }
 
-async function startSmtp(
+export async function startSmtp(
   platform: IsolatedPlatform,
   extraEnv: Record<string, string> = {},
 ): Promise<SmtpInstance> {
@@ -54,6 +54,8 @@ export const TEST_SMTP_SETTINGS = {
   SMTP_MAX_RECIPIENTS: '3',
   RPC_TIMEOUT_MS: '1000',
   SHUTDOWN_GRACE_MS: '2000',
+  // The MX has its own rig (mx-test-app.ts).
+  SMTP_MX_PORT: '0',
 } as const;
 
 /**

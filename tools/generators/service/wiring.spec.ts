@@ -34,7 +34,7 @@ describe('the wiring of a new service', () => {
       { member: 'NotFound', status: 404 },
     ]);
     expect(text).toContain(
-      "import { NotesErrorCode } from '@envoi/contracts-notes';\nimport { SuppressionsErrorCode }",
+      "import { NotesErrorCode } from '@envoi/contracts-notes';\nimport { RoutesErrorCode }",
     );
     expect(text).toContain('  | NotesErrorCode;\n\nconst STATUS_BY_CODE');
     expect(text).toContain('  [NotesErrorCode.NotFound]: 404,\n};');

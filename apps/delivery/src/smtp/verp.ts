@@ -1,7 +1,6 @@
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+import { isMessageUuid, VERP_PREFIX } from '@envoi/contracts-routes';
 
-/** The local part prefix of every envelope sender: `bounce+<message uuid>@<host>`. */
-export const VERP_PREFIX = 'bounce+';
+export { messageIdOfBounceAddress, VERP_PREFIX } from '@envoi/contracts-routes';
 
 /**
  * The envelope sender (MAIL FROM) of one message: a bounce address unique to it (VERP), so that
@@ -16,17 +15,7 @@ export function bounceAddress(
   platformHost: string,
 ): string {
   const id = messageId.toLowerCase();
-  if (!UUID.test(id)) throw new Error(`not a message uuid: ${messageId}`);
+  if (!isMessageUuid(id)) throw new Error(`not a message uuid: ${messageId}`);
   const host = (returnPathHost ?? platformHost).trim().toLowerCase().replace(/\.$/, '');
   return `${VERP_PREFIX}${id}@${host}`;
-}
-
-/** The message uuid a bounce address carries, or null when it is not one of ours. */
-export function messageIdOfBounceAddress(address: string): string | null {
-  const at = address.lastIndexOf('@');
-  if (at < 0) return null;
-  const local = address.slice(0, at).toLowerCase();
-  if (!local.startsWith(VERP_PREFIX)) return null;
-  const id = local.slice(VERP_PREFIX.length);
-  return UUID.test(id) ? id : null;
 }

@@ -6,6 +6,7 @@ import type { RecordChecks } from './dns-records';
 @Entity({ name: 'domains' })
 @Index('domains_account_id_name_key', ['accountId', 'name'], { unique: true })
 @Index('domains_account_id_seq_idx', ['accountId', 'seq'])
+@Index('domains_name_idx', ['name'])
 export class DomainEntity {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'domains_pkey' })
   id!: string;

@@ -5,13 +5,17 @@ import {
   CreateDomainRequest,
   type DkimSigningKey,
   type DomainCounts,
+  type DomainOwners,
   type DomainRecord,
   DomainRef,
   DomainsSubjects,
+  FindDomainOwnersRequest,
   GetDkimSigningKeyRequest,
   ListDomainsRequest,
+  MatchReturnPathHostRequest,
   type ResolvedDomains,
   ResolveDomainsRequest,
+  type ReturnPathHostMatch,
   type SenderAuthorization,
   UpdateDomainRequest,
 } from '@envoi/contracts-domains';
@@ -54,6 +58,11 @@ export class DomainsController {
     return this.domains.checkDns(request.account_id, request.domain);
   }
 
+  @MessagePattern(DomainsSubjects.findOwners.name)
+  findOwners(@Payload() request: FindDomainOwnersRequest): Promise<DomainOwners> {
+    return this.domains.findOwners(request.domain);
+  }
+
   @MessagePattern(DomainsSubjects.authorizeSender.name)
   authorizeSender(@Payload() request: AuthorizeSenderRequest): Promise<SenderAuthorization> {
     return this.domains.authorizeSender(request.account_id, request.domain);
@@ -67,6 +76,13 @@ export class DomainsController {
   @MessagePattern(DomainsSubjects.resolveDomains.name)
   resolve(@Payload() request: ResolveDomainsRequest): Promise<ResolvedDomains> {
     return this.domains.resolve(request.account_id, request.domains);
+  }
+
+  @MessagePattern(DomainsSubjects.matchReturnPathHost.name)
+  matchReturnPathHost(
+    @Payload() request: MatchReturnPathHostRequest,
+  ): Promise<ReturnPathHostMatch> {
+    return this.domains.matchReturnPathHost(request.host);
   }
 
   @MessagePattern(DomainsSubjects.countDomains.name)

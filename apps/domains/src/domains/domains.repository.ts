@@ -95,6 +95,12 @@ export class DomainsRepository {
     return this.dataSource.manager.findBy(DomainEntity, { id: In([...ids]) });
   }
 
+  /** Domains of any account with one of these names. */
+  findByNames(names: readonly string[]): Promise<DomainEntity[]> {
+    if (names.length === 0) return Promise.resolve([]);
+    return this.dataSource.manager.findBy(DomainEntity, { name: In([...names]) });
+  }
+
   /** The number of domains of each account that has any. */
   async countByAccount(accountIds: readonly string[]): Promise<Map<string, number>> {
     if (accountIds.length === 0) return new Map();
@@ -115,6 +121,15 @@ export class DomainsRepository {
     return this.dataSource.manager.find(DomainEntity, {
       select: { id: true, name: true },
       where: { accountId, name: In([...names]) },
+    });
+  }
+
+  /** Every account's domain of that name: DNS-valid ones first, then the oldest (domains_name_idx). */
+  ownersByName(name: string): Promise<Array<Pick<DomainEntity, 'id' | 'accountId' | 'dnsValid'>>> {
+    return this.dataSource.manager.find(DomainEntity, {
+      select: { id: true, accountId: true, dnsValid: true },
+      where: { name },
+      order: { dnsValid: 'DESC', createdAt: 'ASC' },
     });
   }
 

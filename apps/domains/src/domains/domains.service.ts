@@ -7,9 +7,11 @@ import {
   type CreateDomainBody,
   type DkimSigningKey,
   type DomainCounts,
+  type DomainOwners,
   type DomainRecord,
   DomainsStreamSubjects,
   type ResolvedDomains,
+  type ReturnPathHostMatch,
   type SenderAuthorization,
   type UpdateDomainBody,
 } from '@envoi/contracts-domains';
@@ -314,6 +316,37 @@ export class DomainsService {
       else found.push({ domain: name, domain_id: id });
     }
     return { found, missing };
+  }
+
+  /**
+   * Whether `rawHost` is `<return-path subdomain>.<domain>` of some domain (of any account) whose
+   * return-path CNAME is verified: the MX then takes VERP bounces addressed to it.
+   */
+  async matchReturnPathHost(rawHost: string): Promise<ReturnPathHostMatch> {
+    const host = normalizeDomainName(rawHost);
+    const cacheTtlMs = this.config.SENDER_CACHE_TTL_MS;
+    if (!isHostname(host)) return { verified: false, cache_ttl_ms: cacheTtlMs };
+    const labels = host.split('.');
+    const parents = labels.slice(1, -1).map((_label, index) => labels.slice(index + 1).join('.'));
+    const candidates = await this.domains.findByNames(parents.filter(isHostname));
+    const verified = candidates.some(
+      (domain) => verifiedHost(domain, this.endpoints, 'return_path') === host,
+    );
+    return { verified, cache_ttl_ms: cacheTtlMs };
+  }
+
+  /** The accounts having the name (none for a non-hostname): DNS-valid ones first, then the oldest. */
+  async findOwners(rawName: string): Promise<DomainOwners> {
+    const name = normalizeDomainName(rawName);
+    if (!isHostname(name)) return { owners: [] };
+    const rows = await this.domains.ownersByName(name);
+    return {
+      owners: rows.map((row) => ({
+        account_id: row.accountId,
+        domain_id: row.id,
+        dns_valid: row.dnsValid,
+      })),
+    };
   }
 
   /** A sender domain by the name a From address carries; not found unless the account owns it. */

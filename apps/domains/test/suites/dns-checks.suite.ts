@@ -353,6 +353,26 @@ export function dnsChecksSuite(getApp: () => DomainsTestApp): void {
       });
     });
 
+    it("tells the MX whether a host is a domain's verified return-path host", async () => {
+      const domain = await newDomain();
+      const host = recordOf(domain, 'Return-Path').host;
+      const match = (name: string) =>
+        app.rpc.request(DomainsSubjects.matchReturnPathHost, { host: name });
+      const unverified = { verified: false, cache_ttl_ms: app.config.SENDER_CACHE_TTL_MS };
+      await expect(match(host)).resolves.toEqual(unverified);
+
+      publish(app, domain);
+      await checkDns(app, domain);
+
+      await expect(match(host.toUpperCase())).resolves.toEqual({
+        verified: true,
+        cache_ttl_ms: app.config.SENDER_CACHE_TTL_MS,
+      });
+      await expect(match(`other.${domain.domain}`)).resolves.toEqual(unverified);
+      await expect(match(domain.domain)).resolves.toEqual(unverified);
+      await expect(match('not a host')).resolves.toEqual(unverified);
+    });
+
     it('re-checks a domain periodically, keeping it valid through a resolver timeout', async () => {
       const domain = await newDomain();
       publish(app, domain);

@@ -668,5 +668,27 @@ export function domainsSuite(getApp: () => DomainsTestApp): void {
         });
       });
     });
+
+    describe('findOwners', () => {
+      it('answers every account having the name, the oldest first, none for a non-hostname', async () => {
+        const first = await createDomain(app, newAccountId());
+        const second = await createDomain(app, newAccountId(), { domain: first.domain });
+
+        await expect(
+          app.rpc.request(DomainsSubjects.findOwners, { domain: `${first.domain.toUpperCase()}.` }),
+        ).resolves.toEqual({
+          owners: [
+            { account_id: first.account_id, domain_id: first.id, dns_valid: false },
+            { account_id: second.account_id, domain_id: second.id, dns_valid: false },
+          ],
+        });
+        await expect(
+          app.rpc.request(DomainsSubjects.findOwners, { domain: 'unknown.example.test' }),
+        ).resolves.toEqual({ owners: [] });
+        await expect(
+          app.rpc.request(DomainsSubjects.findOwners, { domain: 'not a name' }),
+        ).resolves.toEqual({ owners: [] });
+      });
+    });
   });
 }

@@ -56,6 +56,7 @@ describe('npm start', () => {
   let env: NodeJS.ProcessEnv;
   let httpsPort: number;
   let smtpPort: number;
+  let mxPort: number;
   const running = new Set<ChildProcess>();
 
   beforeAll(async () => {
@@ -63,6 +64,7 @@ describe('npm start', () => {
     chmodSync(dataDir, 0o755);
     httpsPort = await findFreePort();
     smtpPort = await findFreePort();
+    mxPort = await findFreePort();
     env = {
       ...process.env,
       DATABASE_URL: '',
@@ -72,6 +74,7 @@ describe('npm start', () => {
       ENVOI_NATS_PORT: String(await findFreePort()),
       HTTPS_PORT: String(httpsPort),
       ENVOI_SMTP_PORT: String(smtpPort),
+      ENVOI_SMTP_MX_PORT: String(mxPort),
       LOG_LEVEL: 'warn',
     };
   });
@@ -128,10 +131,18 @@ describe('npm start', () => {
       api_key: string;
       health: Record<string, string>;
       smtp_submission: { host: string; port: number };
+      smtp_mx: { host: string; port: number; feedback_address: string };
     };
     expect(saved.base_url).toBe(`https://127.0.0.1:${httpsPort}`);
     expect(saved.smtp_submission).toEqual({ host: '127.0.0.1', port: smtpPort });
     expect(await smtpBanner(smtpPort)).toMatch(/^220 /);
+    expect(saved.smtp_mx).toEqual({
+      host: '127.0.0.1',
+      port: mxPort,
+      feedback_address: 'fbl@bounces.envoi.test',
+    });
+    expect(await smtpBanner(mxPort)).toMatch(/^220 .*MX/);
+    expect(first.output()).toContain(`SMTP MX:        127.0.0.1:${mxPort}`);
     expect(Object.keys(saved.health).sort()).toEqual(PLATFORM_SERVICES.map((s) => s.name).sort());
     for (const url of Object.values(saved.health)) {
       expect(url).toMatch(/^http:\/\/127\.0\.0\.1:[0-9]+$/);

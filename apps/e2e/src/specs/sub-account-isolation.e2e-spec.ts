@@ -51,6 +51,7 @@ interface Tenant {
   webhookDeliveryId: string;
   smtpCredentialId: string;
   smtpUsername: string;
+  routeId: string;
 }
 
 async function provision(session: AccountSession, parent: AccountSession): Promise<Tenant> {
@@ -86,6 +87,12 @@ async function provision(session: AccountSession, parent: AccountSession): Promi
     session.path('/smtp-credentials'),
     { name: 'isolated', scope: 'scoped', domains: [domain] },
   );
+  const route = await session.api.post<{ id: string }>(session.path('/routes'), {
+    name: 'isolated',
+    url: 'https://hooks.example.net/inbound',
+    recipient: `support@${domain}`,
+    enabled: false,
+  });
   const sent = await session.api.post<{ data: { id: string }[] }>(session.path('/messages'), {
     from: { email: `app@${domain}` },
     recipients: [{ email: `r-${randomUUID().slice(0, 8)}@example.net` }],
@@ -99,6 +106,7 @@ async function provision(session: AccountSession, parent: AccountSession): Promi
     ['webhook', webhook, 201],
     ['webhook trigger', triggered, 202],
     ['smtp credential', smtpCredential, 201],
+    ['route', route, 201],
     ['message', sent, 202],
   ] as const) {
     if (response.status !== status) throw new Error(`${what}: ${response.status} ${response.text}`);
@@ -114,6 +122,7 @@ async function provision(session: AccountSession, parent: AccountSession): Promi
     webhookDeliveryId: triggered.body.data[0]?.id ?? '',
     smtpCredentialId: smtpCredential.body.id,
     smtpUsername: smtpCredential.body.username,
+    routeId: route.body.id,
   };
 }
 
@@ -129,6 +138,7 @@ function identifiers(tenant: Tenant): string[] {
     tenant.webhookDeliveryId,
     tenant.smtpCredentialId,
     tenant.smtpUsername,
+    tenant.routeId,
   ];
 }
 
@@ -144,6 +154,7 @@ function concretePath(route: DeclaredRoute, accountId: string, victim: Tenant): 
     webhook_id: victim.webhookId,
     delivery_id: victim.webhookDeliveryId,
     credential_id: victim.smtpCredentialId,
+    route_id: victim.routeId,
   };
   const filled = route.path.replace(/:([a-z_]+)/g, (_, name: string) => {
     const value = values[name];
@@ -231,8 +242,9 @@ describe('sub-account isolation: every v2 route, 0 leaks', () => {
       await api.get(victim.session.path(`/messages/${encodeURIComponent(victim.messageId)}`)),
       await api.get(victim.session.path(`/webhooks/${victim.webhookId}`)),
       await api.get(victim.session.path(`/smtp-credentials/${victim.smtpCredentialId}`)),
+      await api.get(victim.session.path(`/routes/${victim.routeId}`)),
     ];
-    expect(reads.map((read) => read.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(reads.map((read) => read.status)).toEqual([200, 200, 200, 200, 200, 200]);
     expect((await api.get(victim.session.path('/members'))).text).toContain(victim.memberId);
     expect((await api.get(victim.session.path('/suppressions'))).text).toContain(
       victim.suppressedEmail,

@@ -17,6 +17,8 @@ export interface E2eEnvironment {
   health: Record<string, string>;
   /** SMTP submission (STARTTLS, the same certificate as the gateway). */
   smtpSubmission: { host: string; port: number };
+  /** The MX (inbound mail) and the address complaints go to. */
+  smtpMx: { host: string; port: number; feedback_address: string };
   /** The environment the platform's services run with, to start extra replicas. */
   serviceEnv: Record<string, string>;
 }

@@ -96,6 +96,7 @@ export default async function globalSetup(): Promise<void> {
     notificationReceiptsDir,
     health: platform.health,
     smtpSubmission: platform.smtpSubmission,
+    smtpMx: platform.smtpMx,
     serviceEnv: Object.fromEntries(
       Object.entries(platform.serviceEnv).filter(
         (entry): entry is [string, string] => typeof entry[1] === 'string',

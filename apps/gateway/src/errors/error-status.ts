@@ -2,6 +2,7 @@ import { AccountsErrorCode } from '@envoi/contracts-accounts';
 import { CommonErrorCode } from '@envoi/contracts-core';
 import { DomainsErrorCode } from '@envoi/contracts-domains';
 import { MessagesErrorCode } from '@envoi/contracts-messages';
+import { RoutesErrorCode } from '@envoi/contracts-routes';
 import { SuppressionsErrorCode } from '@envoi/contracts-suppressions';
 import { WebhooksErrorCode } from '@envoi/contracts-webhooks';
 
@@ -12,7 +13,8 @@ export type ServiceErrorCode =
   | DomainsErrorCode
   | MessagesErrorCode
   | SuppressionsErrorCode
-  | WebhooksErrorCode;
+  | WebhooksErrorCode
+  | RoutesErrorCode;
 
 const STATUS_BY_CODE: { readonly [Code in ServiceErrorCode]: number } = {
   [CommonErrorCode.ValidationFailed]: 400,
@@ -79,6 +81,12 @@ const STATUS_BY_CODE: { readonly [Code in ServiceErrorCode]: number } = {
   [WebhooksErrorCode.ScopeNotGranted]: 403,
   [WebhooksErrorCode.StreamListenerAttached]: 409,
   [WebhooksErrorCode.StreamNotAttached]: 409,
+
+  [RoutesErrorCode.NotFound]: 404,
+  [RoutesErrorCode.InvalidUrl]: 400,
+  [RoutesErrorCode.InvalidRecipient]: 400,
+  [RoutesErrorCode.DomainNotFound]: 400,
+  [RoutesErrorCode.ScopeNotGranted]: 403,
 };
 
 /** The HTTP status of a service error code; unknown codes are internal errors. */

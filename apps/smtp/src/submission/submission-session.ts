@@ -217,7 +217,10 @@ function isPresentable(
   return fits(username) && fits(password);
 }
 
-function unknownParameter(address: SMTPServerAddress, allowed: ReadonlySet<string>): string | null {
+export function unknownParameter(
+  address: SMTPServerAddress,
+  allowed: ReadonlySet<string>,
+): string | null {
   if (!address.args) return null;
   return Object.keys(address.args).find((name) => !allowed.has(name.toUpperCase())) ?? null;
 }

@@ -1,4 +1,5 @@
 import { type JobRun, PeriodicJob } from '@envoi/shared-jobs';
+import { signedHeaders } from '@envoi/shared-outbound';
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 
 import { WebhooksConfig } from '../webhooks.config';
@@ -11,7 +12,6 @@ import {
   DeliveriesRepository,
 } from './deliveries.repository';
 import { EndpointQueues } from './endpoint-queues';
-import { signedHeaders } from './webhook-signature';
 import { type TransportResult, WebhookTransport } from './webhook-transport';
 
 /** What a lease has beyond the call's timeout, to record its result. */

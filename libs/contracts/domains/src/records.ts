@@ -88,11 +88,30 @@ export interface ResolvedDomain {
   domain_id: string;
 }
 
+/** Whether a host is some domain's return-path host with its CNAME verified. */
+export interface ReturnPathHostMatch {
+  verified: boolean;
+  /** How long the answer may be cached. */
+  cache_ttl_ms: number;
+}
+
 export interface ResolvedDomains {
   /** The requested names the account owns, normalised, in request order, without duplicates. */
   found: ResolvedDomain[];
   /** The requested names (normalised) the account does not own, or that are not hostnames. */
   missing: string[];
+}
+
+/** An account that has a domain name, as the MX must know it (the same name may be in several). */
+export interface DomainOwner {
+  account_id: string;
+  domain_id: string;
+  dns_valid: boolean;
+}
+
+/** The accounts having a domain name: DNS-valid ones first, then the oldest. */
+export interface DomainOwners {
+  owners: DomainOwner[];
 }
 
 /** `data` of the `domain.dns_error` webhook (reference webhooks.yaml DomainWebhookData). */

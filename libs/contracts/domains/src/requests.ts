@@ -114,6 +114,11 @@ export class AuthorizeSenderRequest extends DomainRef {}
 /** "Which key signs mail of account X from domain D?" — asked by the delivery service only. */
 export class GetDkimSigningKeyRequest extends DomainRef {}
 
+/** The MX: is this host a domain's verified return-path host (where its VERP bounces arrive)? */
+export class MatchReturnPathHostRequest {
+  @IsString() @MaxLength(DOMAIN_NAME_INPUT_MAX) host!: string;
+}
+
 /** Which of these names does the account own (API-key domain scopes name owned domains)? */
 export class ResolveDomainsRequest extends DomainsAccountRef {
   @IsArray()
@@ -122,6 +127,11 @@ export class ResolveDomainsRequest extends DomainsAccountRef {
   @IsString({ each: true })
   @MaxLength(DOMAIN_NAME_INPUT_MAX, { each: true })
   domains!: string[];
+}
+
+/** Which accounts have this domain name (the MX at RCPT time, through the routes service)? */
+export class FindDomainOwnersRequest {
+  @IsString() @MaxLength(DOMAIN_NAME_INPUT_MAX) domain!: string;
 }
 
 // ---- Events ----

@@ -6,8 +6,10 @@ import type {
   DomainCounts,
   DomainDeletedData,
   DomainDnsErrorData,
+  DomainOwners,
   DomainRecord,
   ResolvedDomains,
+  ReturnPathHostMatch,
   SenderAuthorization,
 } from './records';
 import type {
@@ -17,8 +19,10 @@ import type {
   DomainChangedEvent,
   DomainDeletedEvent,
   DomainRef,
+  FindDomainOwnersRequest,
   GetDkimSigningKeyRequest,
   ListDomainsRequest,
+  MatchReturnPathHostRequest,
   ResolveDomainsRequest,
   UpdateDomainRequest,
 } from './requests';
@@ -43,6 +47,13 @@ export const DomainsSubjects = {
   /** Internal: owned domains among names (API-key domain scopes). */
   resolveDomains: requestSubject<ResolveDomainsRequest, ResolvedDomains>(
     'domains.domain.resolve.v1',
+  ),
+  /** Internal: the accounts having a domain name (inbound mail routing); no key. */
+  findOwners: requestSubject<FindDomainOwnersRequest, DomainOwners>('domains.domain.owners.v1'),
+
+  /** Internal: the MX's question for `bounce+<uuid>@<host>` on a host other than the platform's. */
+  matchReturnPathHost: requestSubject<MatchReturnPathHostRequest, ReturnPathHostMatch>(
+    'domains.return-path.match.v1',
   ),
 
   /** Internal: the number of domains of each account (sub-account records), one call per page. */

@@ -3,3 +3,4 @@ export * from './inbound';
 export * from './records';
 export * from './requests';
 export * from './subjects';
+export * from './verp';

@@ -23,6 +23,8 @@ export const RoutesSubjects = {
   get: requestSubject<RouteRef, RouteRecord>('routes.route.get.v1'),
   update: requestSubject<UpdateRouteRequest, RouteRecord>('routes.route.update.v1'),
   delete: requestSubject<RouteRef, MessageResponse>('routes.route.delete.v1'),
+  /** POSTs a sample `message.routing` to the route URL now; answers how it went. */
+  trigger: requestSubject<RouteRef, MessageResponse>('routes.route.trigger.v1'),
   /** The MX at RCPT time (answers from enabled routes only). */
   matchRecipient: requestSubject<MatchRecipientRequest, RecipientMatch>(
     'routes.route.match-recipient.v1',

@@ -32,6 +32,8 @@ export interface PlatformOptions {
     https: number | 'any';
     /** SMTP submission (STARTTLS); any free port when not given. */
     smtp?: number | 'any';
+    /** The MX (inbound mail); any free port when not given. */
+    smtpMx?: number | 'any';
   };
   /** Service output: prefixed on the console, or one log file per process under dataDir/logs. */
   logTo: 'console' | 'files';
@@ -48,6 +50,8 @@ export interface RunningPlatform {
   certificate: CertificatePaths;
   /** Where the smtp app serves submission with STARTTLS. */
   smtpSubmission: { host: string; port: number };
+  /** Where the smtp app serves the MX, and the address complaints (ARF reports) go to. */
+  smtpMx: { host: string; port: number; feedback_address: string };
   services: ManagedProcess[];
   /** Each service's health endpoints (`/healthz`, `/readyz`): base URL by service name. */
   health: Record<string, string>;
@@ -95,6 +99,19 @@ function trackingSecret(options: PlatformOptions): string {
 const HEALTH_HOST = '127.0.0.1';
 /** SMTP submission listens on loopback only, as the API does. */
 const SMTP_HOST = '127.0.0.1';
+
+/** The platform's bounce (VERP) host unless RETURN_PATH_TARGET says otherwise. */
+const DEFAULT_BOUNCE_DOMAIN = 'bounces.envoi.test';
+
+function setting(options: PlatformOptions, name: string): string | undefined {
+  return options.serviceEnv?.[name] ?? options.env[name];
+}
+
+/** The smtp app's SMTP_MX_FEEDBACK_ADDRESS, or its default `fbl@<bounce domain>`. */
+function feedbackAddress(env: NodeJS.ProcessEnv): string {
+  const bounceDomain = env['SMTP_MX_BOUNCE_DOMAIN'] ?? env['RETURN_PATH_TARGET'];
+  return (env['SMTP_MX_FEEDBACK_ADDRESS'] ?? `fbl@${bounceDomain}`).toLowerCase();
+}
 
 function logSink(options: PlatformOptions, name: string): LogSink {
   if (options.logTo === 'console') return { kind: 'console', prefix: `[${name}]` };
@@ -149,6 +166,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
         : await ensureDevCertificate(path.join(options.dataDir, 'tls'));
     const httpsPort = await choosePort(options.ports.https, 'HTTPS');
     const smtpPort = await choosePort(options.ports.smtp ?? 'any', 'SMTP submission');
+    const mxPort = await choosePort(options.ports.smtpMx ?? 'any', 'SMTP MX');
 
     const serviceEnv: NodeJS.ProcessEnv = {
       ...options.env,
@@ -156,6 +174,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       DKIM_ENCRYPTION_KEY: encryptionKey(options, 'DKIM_ENCRYPTION_KEY'),
       WEBHOOK_SECRET_ENCRYPTION_KEY: encryptionKey(options, 'WEBHOOK_SECRET_ENCRYPTION_KEY'),
       SMTP_PASSWORD_ENCRYPTION_KEY: encryptionKey(options, 'SMTP_PASSWORD_ENCRYPTION_KEY'),
+      ROUTE_SECRET_ENCRYPTION_KEY: encryptionKey(options, 'ROUTE_SECRET_ENCRYPTION_KEY'),
       TRACKING_SECRET: trackingSecret(options),
       // Tracking links point at this platform's gateway unless told otherwise.
       TRACKING_BASE_URL:
@@ -176,6 +195,9 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       HTTPS_PORT: String(httpsPort),
       SMTP_HOST: SMTP_HOST,
       SMTP_SUBMISSION_PORTS: String(smtpPort),
+      SMTP_MX_PORT: String(mxPort),
+      // Delivery signs bounces with it and the MX takes them: one value for both.
+      RETURN_PATH_TARGET: setting(options, 'RETURN_PATH_TARGET') ?? DEFAULT_BOUNCE_DOMAIN,
       SMTP_TLS_CERT_FILE: certificate.certPath,
       SMTP_TLS_KEY_FILE: certificate.keyPath,
     };
@@ -217,6 +239,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
       natsUrl,
       certificate,
       smtpSubmission: { host: SMTP_HOST, port: smtpPort },
+      smtpMx: { host: SMTP_HOST, port: mxPort, feedback_address: feedbackAddress(serviceEnv) },
       services,
       health,
       serviceEnv,

@@ -11,6 +11,7 @@ export const PLATFORM_SERVICES: readonly PlatformService[] = [
   { name: 'messages', migrations: true },
   { name: 'delivery', migrations: true },
   { name: 'webhooks', migrations: true },
+  { name: 'routes', migrations: true },
   { name: 'gateway', migrations: true },
   { name: 'smtp', migrations: false },
 ];

@@ -2,3 +2,4 @@ export * from './check-outbound-url';
 export * from './outbound-client';
 export * from './outbound-error';
 export * from './outbound-policy';
+export * from './standard-webhook-signature';

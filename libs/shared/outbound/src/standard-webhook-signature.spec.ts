@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 
-import { signedHeaders } from './webhook-signature';
+import { signedHeaders } from './standard-webhook-signature';
 
 describe('signedHeaders', () => {
   const secret = 'envoi-whsec-c2VjcmV0LWJ5dGVzLXRoYXQtYXJlLW5vdC1iYXNlNjQ';

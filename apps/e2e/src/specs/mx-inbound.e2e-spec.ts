@@ -1,0 +1,228 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { EVENTS_STREAM } from '@envoi/contracts-core';
+import {
+  type BounceMailEvent,
+  type CreatedRouteRecord,
+  type FeedbackMailEvent,
+  INBOUND_SPOOL_BUCKET,
+  InboundStreamSubjects,
+  type RoutedMailEvent,
+} from '@envoi/contracts-routes';
+import { pollUntil } from '@envoi/shared-testing';
+import { connect, type NatsConnection } from 'nats';
+import nodemailer from 'nodemailer';
+
+import { closeSessions, createAccountSession } from '../support/account-session';
+import { createDomainName } from '../support/domains';
+import { e2eEnvironment } from '../support/environment';
+
+const QUEUED = /250 2\.0\.0 Ok: queued as ([0-9a-f-]{36})/;
+const CLIENT_TIMEOUT_MS = 30_000;
+/** The platform's bounce host: the e2e platform keeps the default RETURN_PATH_TARGET. */
+const BOUNCE_DOMAIN = 'bounces.envoi.test';
+
+type ClientName = 'nodemailer' | 'swaks';
+
+function dsn(messageUuid: string): string {
+  return [
+    'From: Mail Delivery System <MAILER-DAEMON@mx.remote.example>',
+    `To: bounce+${messageUuid}@${BOUNCE_DOMAIN}`,
+    'Subject: Undelivered Mail Returned to Sender',
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/report; report-type=delivery-status; boundary="b"',
+    '',
+    '--b',
+    'Content-Type: message/delivery-status',
+    '',
+    'Reporting-MTA: dns; mx.remote.example',
+    '',
+    'Final-Recipient: rfc822; gone@remote.example',
+    'Action: failed',
+    'Status: 5.1.1',
+    '--b--',
+    '',
+  ].join('\r\n');
+}
+
+function arf(): string {
+  return [
+    'From: feedback@fbl.remote.example',
+    'Subject: complaint about message',
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/report; report-type=feedback-report; boundary="f"',
+    '',
+    '--f',
+    'Content-Type: message/feedback-report',
+    '',
+    'Feedback-Type: abuse',
+    'Version: 1',
+    '--f--',
+    '',
+  ].join('\r\n');
+}
+
+function run(command: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(command, args, { timeout: CLIENT_TIMEOUT_MS }, (error, stdout, stderr) =>
+      error
+        ? reject(new Error(`${command}: ${error.message}\n${stdout}\n${stderr}`))
+        : resolve(stdout),
+    );
+  });
+}
+
+/** Delivers `raw` to the MX over STARTTLS (from the null sender by default); the inbound id of its 250. */
+async function deliver(client: ClientName, to: string, raw: string, from = ''): Promise<string> {
+  const { host, port } = e2eEnvironment().smtpMx;
+  let transcript: string;
+  if (client === 'nodemailer') {
+    const transport = nodemailer.createTransport({
+      host,
+      port,
+      secure: false,
+      requireTLS: true,
+      tls: { ca: readFileSync(e2eEnvironment().caFile), servername: 'localhost' },
+    });
+    try {
+      transcript = (await transport.sendMail({ envelope: { from, to: [to] }, raw })).response;
+    } finally {
+      transport.close();
+    }
+  } else {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'envoi-mx-e2e-'));
+    try {
+      const file = path.join(dir, 'message.eml');
+      // swaks ends the data with a CRLF of its own.
+      writeFileSync(file, raw.replace(/\r\n$/, ''));
+      transcript = await run('swaks', [
+        '--server',
+        host,
+        '--port',
+        String(port),
+        '--tls',
+        '--tls-verify',
+        '--tls-ca-path',
+        e2eEnvironment().caFile,
+        '--tls-sni',
+        'localhost',
+        '--from',
+        from || '<>',
+        '--to',
+        to,
+        '--data',
+        file,
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  const queued = QUEUED.exec(transcript);
+  if (!queued?.[1]) throw new Error(`${client}: no 250 with an inbound id in\n${transcript}`);
+  return queued[1];
+}
+
+/**
+ * Issue 17 end to end: real SMTP clients deliver to the MX of the whole platform over STARTTLS;
+ * what they hand over is in the inbound spool and on the events stream, named by the inbound id
+ * of the 250. Other destinations are refused at RCPT.
+ */
+describe('MX (inbound mail)', () => {
+  let nats: NatsConnection;
+
+  beforeAll(async () => {
+    nats = await connect({ servers: e2eEnvironment().natsUrl });
+  });
+  afterAll(async () => {
+    await nats?.close();
+    await closeSessions();
+  });
+
+  /** The latest event of the subject, once it is the one of `inboundId`. */
+  async function eventOf<E extends { data: { inbound_id: string } }>(
+    subject: string,
+    inboundId: string,
+  ): Promise<E> {
+    const jsm = await nats.jetstreamManager();
+    return pollUntil(
+      async () => {
+        const message = await jsm.streams.getMessage(EVENTS_STREAM, { last_by_subj: subject });
+        return JSON.parse(new TextDecoder().decode(message.data)) as E;
+      },
+      (event) => event.data.inbound_id === inboundId,
+      { timeoutMs: 10_000, intervalMs: 100, what: `the ${subject} event of ${inboundId}` },
+    );
+  }
+
+  async function spooled(name: string): Promise<string | undefined> {
+    const bytes = await (await nats.jetstream().views.os(INBOUND_SPOOL_BUCKET)).getBlob(name);
+    return bytes ? Buffer.from(bytes).toString('latin1') : undefined;
+  }
+
+  for (const client of ['nodemailer', 'swaks'] as const) {
+    it(`${client}: a DSN to a VERP bounce address is spooled whole and published with the message uuid`, async () => {
+      const messageUuid = randomUUID();
+      const raw = dsn(messageUuid);
+      const address = `bounce+${messageUuid}@${BOUNCE_DOMAIN}`;
+      const inboundId = await deliver(client, address, raw);
+      const event = await eventOf<BounceMailEvent>(InboundStreamSubjects.bounce.name, inboundId);
+      expect(event.data).toMatchObject({
+        envelope_from: '',
+        tls: true,
+        recipients: [{ address, message_uuid: messageUuid }],
+      });
+      expect(await spooled(event.data.spool.name)).toBe(raw);
+    });
+
+    it(`${client}: an ARF report to the feedback address is published as feedback`, async () => {
+      const { feedback_address } = e2eEnvironment().smtpMx;
+      const raw = arf();
+      const inboundId = await deliver(client, feedback_address, raw);
+      const event = await eventOf<FeedbackMailEvent>(
+        InboundStreamSubjects.feedback.name,
+        inboundId,
+      );
+      expect(event.data.recipient).toBe(feedback_address);
+      expect(await spooled(event.data.spool.name)).toBe(raw);
+    });
+  }
+
+  it("routes a customer's address through its route (250, routed event), 550 5.1.1 for an unknown local part", async () => {
+    const session = await createAccountSession();
+    const domain = await createDomainName(session);
+    const created = await session.api.post<CreatedRouteRecord>(session.path('/routes'), {
+      name: 'support',
+      url: 'https://hooks.example.net/inbound',
+      recipient: `support@${domain}`,
+    });
+    expect(created.status).toBe(201);
+    const message = `From: Ann <ann@remote.example>\r\nTo: support@${domain}\r\nSubject: help\r\n\r\nHello\r\n`;
+
+    for (const client of ['nodemailer', 'swaks'] as const) {
+      const inboundId = await deliver(client, `Support@${domain}`, message, 'ann@remote.example');
+      const event = await eventOf<RoutedMailEvent>(InboundStreamSubjects.routed.name, inboundId);
+      expect(event.data).toMatchObject({
+        account_id: session.accountId,
+        envelope_from: 'ann@remote.example',
+        recipients: [{ address: `support@${domain}`, route_ids: [created.body.id] }],
+      });
+      expect(await spooled(event.data.spool.name)).toBe(message);
+    }
+    await expect(
+      deliver('swaks', `sales@${domain}`, message, 'ann@remote.example'),
+    ).rejects.toThrow(/550 5\.1\.1 /);
+    await expect(
+      deliver('swaks', `support@unrouted-${randomUUID()}.example`, message, 'ann@remote.example'),
+    ).rejects.toThrow(/550 5\.7\.1 Relaying denied/);
+  });
+
+  it('refuses to relay a %-hack with 550 5.7.1 (swaks)', async () => {
+    await expect(deliver('swaks', `user%victim.example@${BOUNCE_DOMAIN}`, arf())).rejects.toThrow(
+      /550 5\.7\.1 Relaying denied/,
+    );
+  });
+});

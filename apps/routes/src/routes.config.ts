@@ -1,0 +1,39 @@
+import {
+  IntSetting,
+  OutboundAllowCidrs,
+  OutboundAllowHttp,
+  OutboxEventConsumerServiceEnv,
+} from '@envoi/shared-config';
+import { IsString, Matches } from 'class-validator';
+
+export { MigrationEnv as MigrationConfig } from '@envoi/shared-config';
+
+export const SERVICE_NAME = 'routes';
+
+/**
+ * The routes service's environment, validated once at boot: the database, the bus, health,
+ * the outbox relay (OUTBOX_*) and the EVENTS consumers (EVENTS_*), and its own settings.
+ */
+export class RoutesConfig extends OutboxEventConsumerServiceEnv {
+  /** AES-256-GCM key (64 hex characters) that encrypts the routes' signing secrets at rest. */
+  @IsString()
+  @Matches(/^[0-9a-fA-F]{64}$/, {
+    message: 'ROUTE_SECRET_ENCRYPTION_KEY must be 64 hexadecimal characters',
+  })
+  ROUTE_SECRET_ENCRYPTION_KEY!: string;
+
+  /** Route URLs may use plain http:// (the local platform sets it; production denies it). */
+  @OutboundAllowHttp() OUTBOUND_ALLOW_HTTP: boolean = false;
+
+  /** CIDRs route URLs may reach although private or loopback; empty in production. */
+  @OutboundAllowCidrs() OUTBOUND_ALLOW_CIDRS: string = '';
+
+  /**
+   * How long a replica keeps which accounts own a domain name (asked at every RCPT); dropped at
+   * once when the domains service broadcasts a change of the domain.
+   */
+  @IntSetting(0, 3_600_000) ROUTES_DOMAIN_CACHE_TTL_MS: number = 10_000;
+
+  /** A trigger's call that has not answered with a 2xx within this fails. */
+  @IntSetting(100, 120_000) ROUTE_TIMEOUT_MS: number = 10_000;
+}

@@ -1,0 +1,81 @@
+import { createHash } from 'node:crypto';
+
+import {
+  type BounceMailEvent,
+  type FeedbackMailEvent,
+  type InboundEnvelope,
+  InboundStreamSubjects,
+  type RoutedMailEvent,
+} from '@envoi/contracts-routes';
+
+import { type InboundPublication, publicationOf } from './inbound-spool';
+
+/** A recipient the MX accepted at RCPT, and what it is for. */
+export type AcceptedRecipient =
+  | { kind: 'bounce'; address: string; messageUuid: string }
+  | { kind: 'feedback'; address: string }
+  | { kind: 'routed'; address: string; accountId: string; routeIds: string[] };
+
+/**
+ * The id of one event of a received message, derived from the inbound id (a uuid shape), so that
+ * publishing it again is dropped by the stream and consumers deduplicate on it.
+ */
+export function inboundEventId(inboundId: string, part: string): string {
+  const hex = createHash('sha256').update(`${inboundId}/${part}`).digest('hex');
+  const variant = ((parseInt(hex.slice(16, 18), 16) & 0x3f) | 0x80).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(18, 20)}-${hex.slice(20, 32)}`;
+}
+
+/**
+ * The events of one received message: one for its bounce addresses, one per feedback address
+ * and one per account whose routes take some of its recipients.
+ */
+export function inboundPublications(
+  envelope: InboundEnvelope,
+  recipients: readonly AcceptedRecipient[],
+): InboundPublication[] {
+  const timestamp = envelope.received_at;
+  const id = envelope.inbound_id;
+  const publications: InboundPublication[] = [];
+  const bounces = recipients.flatMap((recipient) =>
+    recipient.kind === 'bounce'
+      ? [{ address: recipient.address, message_uuid: recipient.messageUuid }]
+      : [],
+  );
+  if (bounces.length > 0) {
+    const event: BounceMailEvent = {
+      id: inboundEventId(id, 'bounce'),
+      type: 'inbound.bounce',
+      timestamp,
+      data: { ...envelope, recipients: bounces },
+    };
+    publications.push(publicationOf(InboundStreamSubjects.bounce, event));
+  }
+  for (const recipient of recipients) {
+    if (recipient.kind !== 'feedback') continue;
+    const event: FeedbackMailEvent = {
+      id: inboundEventId(id, `feedback/${recipient.address}`),
+      type: 'inbound.feedback',
+      timestamp,
+      data: { ...envelope, recipient: recipient.address },
+    };
+    publications.push(publicationOf(InboundStreamSubjects.feedback, event));
+  }
+  const routedByAccount = new Map<string, Array<{ address: string; route_ids: string[] }>>();
+  for (const recipient of recipients) {
+    if (recipient.kind !== 'routed') continue;
+    const list = routedByAccount.get(recipient.accountId) ?? [];
+    list.push({ address: recipient.address, route_ids: recipient.routeIds });
+    routedByAccount.set(recipient.accountId, list);
+  }
+  for (const [accountId, routed] of routedByAccount) {
+    const event: RoutedMailEvent = {
+      id: inboundEventId(id, `routed/${accountId}`),
+      type: 'inbound.routed',
+      timestamp,
+      data: { ...envelope, account_id: accountId, recipients: routed },
+    };
+    publications.push(publicationOf(InboundStreamSubjects.routed, event));
+  }
+  return publications;
+}

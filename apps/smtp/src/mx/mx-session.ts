@@ -1,0 +1,183 @@
+import { randomUUID } from 'node:crypto';
+
+import { type InboundEnvelope, RoutesSubjects } from '@envoi/contracts-routes';
+import { RpcError } from '@envoi/shared-nats';
+import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
+
+import type { BusRequester } from '../submission/bus-requester';
+import { Replies, type SmtpReply } from '../submission/replies';
+import { unknownParameter } from '../submission/submission-session';
+import { type AcceptedRecipient, inboundPublications } from './inbound-events';
+import type { InboundSpool } from './inbound-spool';
+import { readMessage } from './message-reader';
+import { classifyRecipient, type PlatformMailboxes } from './mx-recipients';
+import { acceptedAs, MxReplies } from './mx-replies';
+import type { ReturnPathHosts } from './return-path-hosts';
+
+export interface MxLimits {
+  maxMessageBytes: number;
+  /** Longest line of a message, without its CRLF (RFC 5322: 998). */
+  maxLineOctets: number;
+  /** Publications of one event before the client gets 451 (the same id each time). */
+  publishAttempts: number;
+}
+
+export interface MxDependencies {
+  bus: BusRequester;
+  returnPathHosts: Pick<ReturnPathHosts, 'isVerified'>;
+  spool: Pick<InboundSpool, 'store' | 'publish'>;
+  mailboxes: PlatformMailboxes;
+  limits: MxLimits;
+  newId?: () => string;
+  now?: () => Date;
+}
+
+/** ESMTP parameters of MAIL FROM the MX advertises; RCPT TO takes none. */
+const MAIL_PARAMETERS = new Set(['BODY', 'SIZE', 'SMTPUTF8']);
+
+/**
+ * What the MX decides at MAIL FROM, RCPT TO and DATA. Any sender is welcome (bounces come from
+ * `<>`); a recipient is accepted only when it is a platform mailbox (VERP bounce, feedback) or
+ * an enabled route takes it; DATA is answered 250 only once the bytes are spooled and every event
+ * is acknowledged by JetStream.
+ */
+export class MxSession {
+  /** Per session: the accepted recipients of the transaction, by the address smtp-server keeps. */
+  private readonly transactions = new Map<string, Map<string, AcceptedRecipient>>();
+  private readonly newId: () => string;
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: MxDependencies) {
+    this.newId = deps.newId ?? randomUUID;
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  closed(session: SMTPServerSession): void {
+    this.transactions.delete(session.id);
+  }
+
+  mailFrom(address: SMTPServerAddress, session: SMTPServerSession): SmtpReply | null {
+    const unknown = unknownParameter(address, MAIL_PARAMETERS);
+    if (unknown) return Replies.parameterNotRecognized(unknown);
+    this.transactions.set(session.id, new Map());
+    return null;
+  }
+
+  async rcptTo(address: SMTPServerAddress, session: SMTPServerSession): Promise<SmtpReply | null> {
+    const unknown = unknownParameter(address, new Set());
+    if (unknown) return Replies.parameterNotRecognized(unknown);
+    const accepted = await this.accept(address.address);
+    if (!('kind' in accepted)) return accepted;
+    let transaction = this.transactions.get(session.id);
+    if (!transaction) {
+      transaction = new Map();
+      this.transactions.set(session.id, transaction);
+    }
+    transaction.set(address.address, accepted);
+    return null;
+  }
+
+  async data(
+    stream: SMTPServerDataStream,
+    session: SMTPServerSession,
+  ): Promise<string | SmtpReply> {
+    const { maxMessageBytes, maxLineOctets } = this.deps.limits;
+    const read = await readMessage(stream, maxMessageBytes, maxLineOctets);
+    if (read.outcome === 'too_big' || stream.sizeExceeded) {
+      return Replies.messageTooBig(maxMessageBytes);
+    }
+    if (read.outcome === 'line_too_long') return MxReplies.lineTooLong(maxLineOctets);
+    const transaction = this.transactions.get(session.id);
+    const { mailFrom, rcptTo } = session.envelope;
+    const recipients = rcptTo.flatMap((recipient) => {
+      const accepted = transaction?.get(recipient.address);
+      return accepted ? [accepted] : [];
+    });
+    if (!mailFrom || recipients.length === 0) return Replies.temporaryFailure();
+
+    const inboundId = this.newId();
+    const spool = await this.deps.spool.store(inboundId, read.bytes);
+    const envelope: InboundEnvelope = {
+      inbound_id: inboundId,
+      received_at: this.now().toISOString(),
+      remote_address: session.remoteAddress,
+      helo: session.hostNameAppearsAs ?? '',
+      tls: session.secure,
+      envelope_from: mailFrom.address,
+      size: read.bytes.length,
+      spool,
+    };
+    for (const publication of inboundPublications(envelope, recipients)) {
+      await this.publish(publication);
+    }
+    return acceptedAs(inboundId);
+  }
+
+  /** The recipient as accepted, or the refusal. */
+  private async accept(address: string): Promise<AcceptedRecipient | SmtpReply> {
+    const recipient = classifyRecipient(address, this.deps.mailboxes);
+    switch (recipient.kind) {
+      case 'refused':
+        return MxReplies.relayingDenied();
+      case 'bounce':
+      case 'feedback':
+        return recipient;
+      case 'verp':
+        return this.verpBounce(recipient);
+      case 'candidate':
+        return this.route(recipient.address);
+    }
+  }
+
+  /** A bounce on a domain's verified return-path host; otherwise an address like any other. */
+  private async verpBounce(recipient: {
+    address: string;
+    messageUuid: string;
+    host: string;
+  }): Promise<AcceptedRecipient | SmtpReply> {
+    let verified: boolean;
+    try {
+      verified = await this.deps.returnPathHosts.isVerified(recipient.host);
+    } catch (error) {
+      if (error instanceof RpcError) return Replies.temporaryFailure();
+      throw error;
+    }
+    if (!verified) return this.route(recipient.address);
+    return { kind: 'bounce', address: recipient.address, messageUuid: recipient.messageUuid };
+  }
+
+  private async route(address: string): Promise<AcceptedRecipient | SmtpReply> {
+    try {
+      const match = await this.deps.bus.request(RoutesSubjects.matchRecipient, {
+        recipient: address,
+      });
+      switch (match.outcome) {
+        case 'route':
+          return {
+            kind: 'routed',
+            address,
+            accountId: match.account_id,
+            routeIds: match.route_ids,
+          };
+        case 'unknown_recipient':
+          return MxReplies.unknownRecipient();
+        case 'not_routed':
+          return MxReplies.relayingDenied();
+      }
+    } catch (error) {
+      if (error instanceof RpcError) return Replies.temporaryFailure();
+      throw error;
+    }
+  }
+
+  private async publish(publication: Parameters<InboundSpool['publish']>[0]): Promise<void> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await this.deps.spool.publish(publication);
+        return;
+      } catch (error) {
+        if (attempt >= this.deps.limits.publishAttempts) throw error;
+      }
+    }
+  }
+}
