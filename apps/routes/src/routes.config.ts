@@ -34,6 +34,17 @@ export class RoutesConfig extends OutboxEventConsumerServiceEnv {
    */
   @IntSetting(0, 3_600_000) ROUTES_DOMAIN_CACHE_TTL_MS: number = 10_000;
 
-  /** A trigger's call that has not answered with a 2xx within this fails. */
+  /** A call to a route URL that has not answered with a 2xx within this fails. */
   @IntSetting(100, 120_000) ROUTE_TIMEOUT_MS: number = 10_000;
+  /** Calls per delivery in all, the first included (notes 2.8: 10 retries). */
+  @IntSetting(1, 30) ROUTE_MAX_ATTEMPTS: number = 11;
+  /** The retry after the n-th failure waits n^4 times this (±10 %): 1 s … 10000 s by default. */
+  @IntSetting(1, 60_000) ROUTE_RETRY_BASE_MS: number = 1_000;
+  /** Consecutive failed calls after which a route is disabled. */
+  @IntSetting(1, 100_000) ROUTE_DISABLE_AFTER_FAILURES: number = 100;
+  /** How often a replica looks for due deliveries, and how many it claims at most. */
+  @IntSetting(10, 60_000) ROUTE_POLL_INTERVAL_MS: number = 200;
+  @IntSetting(1, 1_000) ROUTE_CLAIM_BATCH: number = 16;
+  /** How long a claimed delivery stays with its replica; must exceed ROUTE_TIMEOUT_MS. */
+  @IntSetting(1_000, 600_000) ROUTE_LEASE_MS: number = 30_000;
 }

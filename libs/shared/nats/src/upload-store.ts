@@ -100,12 +100,11 @@ function existingBucket(connection: NatsConnection, bucket: string): Promise<Obj
 }
 
 /**
- * Reads an upload, checks its size and SHA-256 against the reference, deletes it and returns
- * its bytes. Throws UploadUnavailableError when it is missing or differs (it is then left for
- * the bucket's TTL); bus failures propagate as they are. A failed delete is not an error: the
- * bytes were read, and the bucket's TTL removes the object.
+ * Reads an object, checks its size and SHA-256 against the reference and returns its bytes,
+ * leaving it in place (the bucket's TTL removes it). Throws UploadUnavailableError when it is
+ * missing or differs; bus failures propagate as they are.
  */
-export async function takeUpload(
+export async function readUpload(
   connection: NatsConnection,
   ref: UploadObjectRef,
 ): Promise<Buffer> {
@@ -118,6 +117,19 @@ export async function takeUpload(
   if (bytes.length !== ref.size || sha256Hex(bytes) !== ref.sha256.toLowerCase()) {
     throw new UploadUnavailableError(`upload ${ref.name} does not match its size and digest`);
   }
+  return bytes;
+}
+
+/**
+ * Reads an upload as readUpload does, then deletes it. A failed delete is not an error: the
+ * bytes were read, and the bucket's TTL removes the object.
+ */
+export async function takeUpload(
+  connection: NatsConnection,
+  ref: UploadObjectRef,
+): Promise<Buffer> {
+  const bytes = await readUpload(connection, ref);
+  const store = await existingBucket(connection, ref.bucket);
   await store.delete(ref.name).catch(() => undefined);
   return bytes;
 }
