@@ -10,6 +10,8 @@ export { MigrationEnv as MigrationConfig } from '@envoi/shared-config';
 
 export const SERVICE_NAME = 'routes';
 
+const DAY_MS = 86_400_000;
+
 /**
  * The routes service's environment, validated once at boot: the database, the bus, health,
  * the outbox relay (OUTBOX_*) and the EVENTS consumers (EVENTS_*), and its own settings.
@@ -47,4 +49,10 @@ export class RoutesConfig extends OutboxEventConsumerServiceEnv {
   @IntSetting(1, 1_000) ROUTE_CLAIM_BATCH: number = 16;
   /** How long a claimed delivery stays with its replica; must exceed ROUTE_TIMEOUT_MS. */
   @IntSetting(1_000, 600_000) ROUTE_LEASE_MS: number = 30_000;
+
+  /** How often a replica deletes old routed messages, and how many per statement. */
+  @IntSetting(50, DAY_MS) ROUTE_PURGE_INTERVAL_MS: number = 600_000;
+  @IntSetting(1, 10_000) ROUTE_PURGE_BATCH: number = 100;
+  /** A routed message (its bytes and calls) is kept this long once its calls are settled. */
+  @IntSetting(60_000, 365 * DAY_MS) ROUTE_MESSAGE_RETENTION_MS: number = 7 * DAY_MS;
 }

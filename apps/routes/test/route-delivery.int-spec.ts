@@ -27,6 +27,7 @@ import { ROUTED_MAIL_DURABLE } from '../src/delivery/routed-mail.controller';
 
 const SECRET_KEY = randomBytes(32).toString('hex');
 const SPOOL_TTL_MS = 3_600_000;
+const DAY_MS = 86_400_000;
 
 function rawMessage(to: string): Buffer {
   return Buffer.from(
@@ -72,6 +73,8 @@ describe('route delivery', () => {
         ROUTE_POLL_INTERVAL_MS: '20',
         ROUTE_TIMEOUT_MS: '2000',
         ROUTE_LEASE_MS: '5000',
+        ROUTE_PURGE_INTERVAL_MS: '100',
+        ROUTE_MESSAGE_RETENTION_MS: String(DAY_MS),
       }),
     );
     connection = await connectNats({ servers: [platform.natsUrl], name: 'routes-delivery-test' });
@@ -287,5 +290,51 @@ describe('route delivery', () => {
       rpc().request(RoutesSubjects.matchRecipient, { recipient: `x@${domain}` }),
     ).resolves.toEqual({ outcome: 'not_routed' });
     expect(loopback().callsTo(endpoint)).toHaveLength(3);
+  });
+
+  it('purges a routed message once its calls are settled and old, never one with a pending call', async () => {
+    const { accountId, domain } = await accountWithDomain();
+    const endpoint = `purged-${randomUUID()}`;
+    const route = await createRoute(accountId, endpoint);
+    const settled = await receive(accountId, rawMessage(`x@${domain}`), [
+      { address: `x@${domain}`, route_ids: [route.id] },
+    ]);
+    await pollUntil(
+      () => deliveriesOf(settled.data.inbound_id),
+      (rows) => rows[0]?.state === 'delivered',
+      { what: 'the call made', timeoutMs: 10_000 },
+    );
+    if (!dataSource) throw new Error('the database is not connected');
+    const pendingId = randomUUID();
+    await dataSource.query(
+      `INSERT INTO routes.inbound_messages (id, account_id, received_at, raw, created_at)
+       VALUES ($1, $2, now(), 'x', now() - interval '2 days')`,
+      [pendingId, accountId],
+    );
+    await dataSource.query(
+      `INSERT INTO routes.route_deliveries (id, route_id, inbound_id, recipients, next_attempt_at)
+       VALUES ($1, $2, $3, '{x}', now() + interval '1 day')`,
+      [randomUUID(), route.id, pendingId],
+    );
+    await dataSource.query(
+      `UPDATE routes.inbound_messages SET created_at = now() - interval '2 days' WHERE id = $1`,
+      [settled.data.inbound_id],
+    );
+    await dataSource.query(
+      `UPDATE routes.route_deliveries SET updated_at = now() - interval '2 days'
+       WHERE inbound_id = $1`,
+      [settled.data.inbound_id],
+    );
+
+    await pollUntil(
+      () => deliveriesOf(settled.data.inbound_id),
+      (rows) => rows.length === 0,
+      { what: 'the settled message purged', timeoutMs: 10_000 },
+    );
+    const kept = await dataSource.query<unknown[]>(
+      'SELECT 1 FROM routes.inbound_messages WHERE id = $1',
+      [pendingId],
+    );
+    expect(kept).toHaveLength(1);
   });
 });

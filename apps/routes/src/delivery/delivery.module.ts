@@ -5,6 +5,7 @@ import { RouteDeliveriesRepository } from './route-deliveries.repository';
 import { RouteDeliveryWorker } from './route-delivery-worker.service';
 import { RoutedMailController } from './routed-mail.controller';
 import { RoutedMailIntake } from './routed-mail-intake.service';
+import { RoutedMailPurge } from './routed-mail-purge.service';
 
 /** The route delivery engine: routed mail taken from the MX, then POSTed to the route URLs. */
 @Module({
@@ -14,6 +15,7 @@ import { RoutedMailIntake } from './routed-mail-intake.service';
     RoutedMailIntake,
     RouteDeliveriesRepository,
     RouteDeliveryWorker,
+    RoutedMailPurge,
   ],
 })
 export class DeliveryModule {}

@@ -71,6 +71,28 @@ const COUNT_SQL = `
       last_request_at = now()
   WHERE id = $1`;
 
+/**
+ * Deletes up to $2 routed messages (their calls go with them) received over $1 ms ago whose
+ * calls are all settled since at least as long.
+ */
+const PURGE_SQL = `
+  WITH old AS (
+    SELECT m.id FROM routes.inbound_messages m
+    WHERE m.created_at < now() - make_interval(secs => $1::double precision / 1000)
+      AND NOT EXISTS (
+        SELECT 1 FROM routes.route_deliveries d
+        WHERE d.inbound_id = m.id
+          AND (d.state = 'pending'
+            OR d.updated_at >= now() - make_interval(secs => $1::double precision / 1000))
+      )
+    ORDER BY m.created_at
+    LIMIT $2
+  ),
+  purged AS (
+    DELETE FROM routes.inbound_messages m USING old WHERE m.id = old.id RETURNING 1
+  )
+  SELECT count(*)::int AS purged FROM purged`;
+
 /** The statements of the route delivery engine. */
 @Injectable()
 export class RouteDeliveriesRepository {
@@ -129,6 +151,15 @@ export class RouteDeliveriesRepository {
        WHERE id = $1`,
       [deliveryId, reason],
     );
+  }
+
+  /** Deletes a batch of old routed messages whose calls are settled; answers how many went. */
+  async purgeSettled(retentionMs: number, limit: number): Promise<number> {
+    const [row] = await this.dataSource.query<Array<{ purged: number }>>(PURGE_SQL, [
+      retentionMs,
+      limit,
+    ]);
+    return row?.purged ?? 0;
   }
 
   /** Records a call's outcome on its delivery and its route's counters, together. */

@@ -9,6 +9,9 @@ export class RouteDeliveries1795800000002 implements MigrationInterface {
       `CREATE TABLE "routes"."inbound_messages" ("id" uuid NOT NULL, "account_id" uuid NOT NULL, "received_at" TIMESTAMP WITH TIME ZONE NOT NULL, "raw" bytea NOT NULL, "created_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(), CONSTRAINT "inbound_messages_pkey" PRIMARY KEY ("id"))`,
     );
     await queryRunner.query(
+      `CREATE INDEX "inbound_messages_created_at_idx" ON "routes"."inbound_messages" ("created_at") `,
+    );
+    await queryRunner.query(
       `CREATE TABLE "routes"."route_deliveries" ("id" uuid NOT NULL, "route_id" uuid NOT NULL, "inbound_id" uuid NOT NULL, "recipients" text array NOT NULL, "state" character varying(16) NOT NULL DEFAULT 'pending', "attempts" integer NOT NULL DEFAULT '0', "next_attempt_at" TIMESTAMP WITH TIME ZONE NOT NULL, "lease_until" TIMESTAMP WITH TIME ZONE, "last_status" integer, "last_error" text, "created_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(), "updated_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(), CONSTRAINT "route_deliveries_pkey" PRIMARY KEY ("id"))`,
     );
     await queryRunner.query(
