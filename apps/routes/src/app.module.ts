@@ -1,7 +1,9 @@
+import { InboundStreamSubjects } from '@envoi/contracts-routes';
 import { ServiceKitModule } from '@envoi/shared-kit';
 import { type DynamicModule, Module } from '@nestjs/common';
 
 import { routesDataSourceOptions } from './database/data-source-options';
+import { DeliveryModule } from './delivery/delivery.module';
 import { RoutesConfig, SERVICE_NAME } from './routes.config';
 import { RoutesModule } from './routes/routes.module';
 
@@ -19,9 +21,10 @@ export class AppModule {
           // Events this service publishes go through its outbox (enqueueOutbox in a transaction).
           outbox: { settings: config },
           // Every stream subject consumed here, each handled by one @StreamConsumer method.
-          consumes: [],
+          consumes: [InboundStreamSubjects.routed],
         }),
         RoutesModule,
+        DeliveryModule,
       ],
     };
   }

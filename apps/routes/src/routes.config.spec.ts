@@ -18,6 +18,9 @@ describe('RoutesConfig', () => {
       OUTBOUND_ALLOW_HTTP: false,
       ROUTES_DOMAIN_CACHE_TTL_MS: 10_000,
       ROUTE_TIMEOUT_MS: 10_000,
+      ROUTE_MAX_ATTEMPTS: 11,
+      ROUTE_RETRY_BASE_MS: 1_000,
+      ROUTE_DISABLE_AFTER_FAILURES: 100,
     });
   });
 

@@ -10,6 +10,8 @@ export { MigrationEnv as MigrationConfig } from '@envoi/shared-config';
 
 export const SERVICE_NAME = 'routes';
 
+const DAY_MS = 86_400_000;
+
 /**
  * The routes service's environment, validated once at boot: the database, the bus, health,
  * the outbox relay (OUTBOX_*) and the EVENTS consumers (EVENTS_*), and its own settings.
@@ -34,6 +36,23 @@ export class RoutesConfig extends OutboxEventConsumerServiceEnv {
    */
   @IntSetting(0, 3_600_000) ROUTES_DOMAIN_CACHE_TTL_MS: number = 10_000;
 
-  /** A trigger's call that has not answered with a 2xx within this fails. */
+  /** A call to a route URL that has not answered with a 2xx within this fails. */
   @IntSetting(100, 120_000) ROUTE_TIMEOUT_MS: number = 10_000;
+  /** Calls per delivery in all, the first included (notes 2.8: 10 retries). */
+  @IntSetting(1, 30) ROUTE_MAX_ATTEMPTS: number = 11;
+  /** The retry after the n-th failure waits n^4 times this (±10 %): 1 s … 10000 s by default. */
+  @IntSetting(1, 60_000) ROUTE_RETRY_BASE_MS: number = 1_000;
+  /** Consecutive failed calls after which a route is disabled. */
+  @IntSetting(1, 100_000) ROUTE_DISABLE_AFTER_FAILURES: number = 100;
+  /** How often a replica looks for due deliveries, and how many it claims at most. */
+  @IntSetting(10, 60_000) ROUTE_POLL_INTERVAL_MS: number = 200;
+  @IntSetting(1, 1_000) ROUTE_CLAIM_BATCH: number = 16;
+  /** How long a claimed delivery stays with its replica; must exceed ROUTE_TIMEOUT_MS. */
+  @IntSetting(1_000, 600_000) ROUTE_LEASE_MS: number = 30_000;
+
+  /** How often a replica deletes old routed messages, and how many per statement. */
+  @IntSetting(50, DAY_MS) ROUTE_PURGE_INTERVAL_MS: number = 600_000;
+  @IntSetting(1, 10_000) ROUTE_PURGE_BATCH: number = 100;
+  /** A routed message (its bytes and calls) is kept this long once its calls are settled. */
+  @IntSetting(60_000, 365 * DAY_MS) ROUTE_MESSAGE_RETENTION_MS: number = 7 * DAY_MS;
 }

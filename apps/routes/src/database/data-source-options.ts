@@ -4,6 +4,8 @@ import { serviceDataSourceOptions } from '@envoi/shared-database';
 import { DeadLetterEntity, OutboxMessageEntity, ProcessedEventEntity } from '@envoi/shared-outbox';
 import type { DataSourceOptions } from 'typeorm';
 
+import { InboundMessageEntity } from '../delivery/inbound-message.entity';
+import { RouteDeliveryEntity } from '../delivery/route-delivery.entity';
 import { RouteEntity } from '../routes/route.entity';
 
 export const ROUTES_SCHEMA = 'routes';
@@ -14,6 +16,8 @@ export const ROUTES_ENTITIES = [
   ProcessedEventEntity,
   OutboxMessageEntity,
   RouteEntity,
+  InboundMessageEntity,
+  RouteDeliveryEntity,
 ];
 
 /**

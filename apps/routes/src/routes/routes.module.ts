@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 
+import { RouteCaller } from '../delivery/route-caller';
 import { DomainOwners } from '../matching/domain-owners.service';
 import { RecipientMatcher } from '../matching/recipient-matcher.service';
 import { RoutesConfig } from '../routes.config';
@@ -25,6 +26,8 @@ import { RoutesService } from './routes.service';
     RouteTrigger,
     DomainOwners,
     RecipientMatcher,
+    RouteCaller,
   ],
+  exports: [RouteSecretCipher, RouteCaller],
 })
 export class RoutesModule {}

@@ -16,7 +16,7 @@ export function sampleRecipient(route: Pick<RouteEntity, 'recipient' | 'domainNa
 }
 
 /** Milliseconds padded to the nine fractional digits of every payload's timestamp. */
-function withNanoseconds(date: Date): string {
+export function routingTimestamp(date: Date): string {
   return date.toISOString().replace(/Z$/, '000000Z');
 }
 
@@ -29,7 +29,7 @@ export function sampleRoutingPayload(
   return {
     type: 'message.routing',
     route_id: route.id,
-    timestamp: withNanoseconds(now),
+    timestamp: routingTimestamp(now),
     data: {
       id: `sample-${randomUUID()}`,
       from: SAMPLE_SENDER,

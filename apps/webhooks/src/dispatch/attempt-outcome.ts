@@ -1,4 +1,5 @@
-import { retryDelayMs, type RetrySchedule } from './retry-schedule';
+import { retryDelayMs, type RetrySchedule } from '@envoi/shared-outbound';
+
 import type { DeliveryState } from './webhook-delivery.entity';
 import { isResponse, type TransportResult } from './webhook-transport';
 

@@ -1,4 +1,4 @@
-/** How deliveries are retried (WEBHOOK_RETRY_BASE_MS, WEBHOOK_MAX_ATTEMPTS). */
+/** How calls to customers' URLs are retried (webhooks: WEBHOOK_*; routes: ROUTE_*). */
 export interface RetrySchedule {
   baseMs: number;
   maxAttempts: number;

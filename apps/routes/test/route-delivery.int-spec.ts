@@ -1,0 +1,340 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+
+import { EVENTS_STREAM } from '@envoi/contracts-core';
+import { DomainsSubjects } from '@envoi/contracts-domains';
+import {
+  type CreatedRouteRecord,
+  type CreateRouteBody,
+  INBOUND_SPOOL_BUCKET,
+  InboundStreamSubjects,
+  type MessageRoutingPayload,
+  type RoutedMailEvent,
+  RoutesSubjects,
+} from '@envoi/contracts-routes';
+import { connectNats, putUpload, RpcClient } from '@envoi/shared-nats';
+import {
+  IsolatedPlatform,
+  pollUntil,
+  WebhookPayloadValidator,
+  WebhookReceiver,
+} from '@envoi/shared-testing';
+import type { NatsConnection } from 'nats';
+import { Webhook } from 'standardwebhooks';
+import { DataSource } from 'typeorm';
+
+import { routesDataSourceOptions } from '../src/database/data-source-options';
+import { ROUTED_MAIL_DURABLE } from '../src/delivery/routed-mail.controller';
+
+const SECRET_KEY = randomBytes(32).toString('hex');
+const SPOOL_TTL_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+
+function rawMessage(to: string): Buffer {
+  return Buffer.from(
+    [
+      'From: Customer <customer@example.net>',
+      `To: ${to}`,
+      'Subject: Help with my account',
+      `Message-ID: <${randomUUID()}@example.net>`,
+      'Date: Mon, 06 May 2024 13:15:46 +0000',
+      'Content-Type: text/plain; charset=utf-8',
+      '',
+      'I need help with my account settings.',
+      '',
+    ].join('\r\n'),
+  );
+}
+
+/**
+ * The route delivery engine against real PostgreSQL, NATS (the spool object store and the
+ * EVENTS stream) and a loopback receiver: events.inbound.routed.v1 as the MX publishes it, then
+ * signed POSTs on the route schedule (shortened by configuration).
+ */
+describe('route delivery', () => {
+  let platform: IsolatedPlatform | undefined;
+  let connection: NatsConnection | undefined;
+  let receiver: WebhookReceiver | undefined;
+  let dataSource: DataSource | undefined;
+  const validator = new WebhookPayloadValidator();
+
+  beforeAll(async () => {
+    await IsolatedPlatform.build();
+    platform = await IsolatedPlatform.start({ owner: 'routes_delivery' });
+    await platform.startService('domains', platform.offlineDomainsEnv());
+    await platform.startService(
+      'routes',
+      platform.env({
+        ROUTE_SECRET_ENCRYPTION_KEY: SECRET_KEY,
+        OUTBOUND_ALLOW_HTTP: 'true',
+        OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',
+        ROUTE_RETRY_BASE_MS: '10',
+        ROUTE_MAX_ATTEMPTS: '4',
+        ROUTE_DISABLE_AFTER_FAILURES: '3',
+        ROUTE_POLL_INTERVAL_MS: '20',
+        ROUTE_TIMEOUT_MS: '2000',
+        ROUTE_LEASE_MS: '5000',
+        ROUTE_PURGE_INTERVAL_MS: '100',
+        ROUTE_MESSAGE_RETENTION_MS: String(DAY_MS),
+      }),
+    );
+    connection = await connectNats({ servers: [platform.natsUrl], name: 'routes-delivery-test' });
+    receiver = await WebhookReceiver.start();
+    dataSource = await new DataSource(
+      routesDataSourceOptions(platform.databaseUrl, 2),
+    ).initialize();
+  }, 120_000);
+
+  afterAll(async () => {
+    await dataSource?.destroy();
+    await receiver?.close();
+    await connection?.drain();
+    await platform?.stop();
+  });
+
+  const nats = (): NatsConnection => {
+    if (!connection) throw new Error('the bus is not connected');
+    return connection;
+  };
+  const rpc = () => new RpcClient(nats(), 10_000);
+  const loopback = (): WebhookReceiver => {
+    if (!receiver) throw new Error('the receiver did not start');
+    return receiver;
+  };
+
+  async function accountWithDomain(): Promise<{ accountId: string; domain: string }> {
+    const accountId = randomUUID();
+    const created = await rpc().request(DomainsSubjects.createDomain, {
+      account_id: accountId,
+      body: { domain: `d-${randomBytes(4).toString('hex')}.example.test` },
+    });
+    return { accountId, domain: created.domain };
+  }
+
+  function createRoute(
+    accountId: string,
+    endpoint: string,
+    body: Partial<CreateRouteBody> = {},
+  ): Promise<CreatedRouteRecord> {
+    return rpc().request(RoutesSubjects.create, {
+      account_id: accountId,
+      body: { name: 'inbound', url: loopback().url(endpoint), recipient: '', ...body },
+    });
+  }
+
+  /** What the MX does once it has the message: spool it, then publish the event. */
+  async function receive(
+    accountId: string,
+    raw: Buffer,
+    recipients: Array<{ address: string; route_ids: string[] }>,
+  ): Promise<RoutedMailEvent> {
+    const inboundId = randomUUID();
+    const spool = await putUpload(nats(), INBOUND_SPOOL_BUCKET, inboundId, raw, SPOOL_TTL_MS);
+    const event: RoutedMailEvent = {
+      id: randomUUID(),
+      type: 'inbound.routed',
+      timestamp: new Date().toISOString(),
+      data: {
+        inbound_id: inboundId,
+        received_at: new Date().toISOString(),
+        remote_address: '127.0.0.1',
+        helo: 'client.example.net',
+        tls: false,
+        envelope_from: 'customer@example.net',
+        size: raw.length,
+        spool,
+        account_id: accountId,
+        recipients,
+      },
+    };
+    await publish(event);
+    return event;
+  }
+
+  async function publish(event: RoutedMailEvent): Promise<void> {
+    await nats()
+      .jetstream()
+      .publish(InboundStreamSubjects.routed.name, JSON.stringify(event), { msgID: event.id });
+  }
+
+  function verified(endpoint: string, secret: string): MessageRoutingPayload[] {
+    return loopback()
+      .callsTo(endpoint)
+      .map((call) => {
+        const payload = new Webhook(Buffer.from(secret, 'utf8'), { format: 'raw' }).verify(
+          call.body,
+          call.headers,
+        ) as MessageRoutingPayload;
+        expect(validator.violations('message.routing', payload)).toEqual([]);
+        return payload;
+      });
+  }
+
+  /** The deliveries of an inbound message, as stored. */
+  function deliveriesOf(
+    inboundId: string,
+  ): Promise<Array<{ state: string; attempts: number; last_error: string | null }>> {
+    if (!dataSource) throw new Error('the database is not connected');
+    return dataSource.query(
+      'SELECT state, attempts, last_error FROM routes.route_deliveries WHERE inbound_id = $1',
+      [inboundId],
+    );
+  }
+
+  /** Until the routes service has handled every routed event published so far. */
+  async function eventsHandled(): Promise<void> {
+    const jsm = await nats().jetstreamManager();
+    await pollUntil(
+      () => jsm.consumers.info(EVENTS_STREAM, ROUTED_MAIL_DURABLE),
+      (info) => info.num_pending === 0 && info.num_ack_pending === 0,
+      { what: 'the routed events handled', timeoutMs: 10_000 },
+    );
+  }
+
+  async function routeOf(accountId: string, routeId: string) {
+    return rpc().request(RoutesSubjects.get, { account_id: accountId, route_id: routeId });
+  }
+
+  it('POSTs one signed payload per recipient, or one per message when grouped, once', async () => {
+    const { accountId, domain } = await accountWithDomain();
+    const perRecipient = `each-${randomUUID()}`;
+    const grouped = `grouped-${randomUUID()}`;
+    const each = await createRoute(accountId, perRecipient);
+    const group = await createRoute(accountId, grouped, { group_by_message_id: true });
+    const [a, b] = [`a@${domain}`, `b@${domain}`];
+    const event = await receive(accountId, rawMessage(`${a}, ${b}`), [
+      { address: a, route_ids: [each.id, group.id] },
+      { address: b, route_ids: [each.id, group.id] },
+    ]);
+
+    await pollUntil(
+      () =>
+        Promise.resolve(
+          loopback().callsTo(perRecipient).length + loopback().callsTo(grouped).length,
+        ),
+      (calls) => calls >= 3,
+      { what: 'three calls', timeoutMs: 15_000 },
+    );
+    const eachPayloads = verified(perRecipient, each.secret);
+    expect(eachPayloads.map((payload) => payload.data.to).sort()).toEqual([a, b]);
+    expect(eachPayloads[0]).toMatchObject({
+      type: 'message.routing',
+      route_id: each.id,
+      data: {
+        subject: 'Help with my account',
+        plain_body: 'I need help with my account settings.\n',
+      },
+    });
+    const [groupPayload] = verified(grouped, group.secret);
+    expect(groupPayload).toMatchObject({ route_id: group.id, data: { to: a } });
+
+    await pollUntil(
+      () => routeOf(accountId, each.id),
+      (route) => route.success_count === 2,
+      { what: 'the counters', timeoutMs: 10_000 },
+    );
+    // The same event again, with another id (a second publication): nothing more is planned.
+    await publish({ ...event, id: randomUUID() });
+    await eventsHandled();
+    expect(await deliveriesOf(event.data.inbound_id)).toHaveLength(3);
+    await expect(routeOf(accountId, group.id)).resolves.toMatchObject({
+      success_count: 1,
+      error_count: 0,
+    });
+    expect(loopback().callsTo(perRecipient)).toHaveLength(2);
+    expect(loopback().callsTo(grouped)).toHaveLength(1);
+  });
+
+  it('retries a failing URL with the same webhook-id until it answers 2xx', async () => {
+    const { accountId, domain } = await accountWithDomain();
+    const endpoint = `flaky-${randomUUID()}`;
+    loopback().behave(endpoint, (call) => (call < 2 ? 503 : 200));
+    const route = await createRoute(accountId, endpoint);
+    await receive(accountId, rawMessage(`x@${domain}`), [
+      { address: `x@${domain}`, route_ids: [route.id] },
+    ]);
+
+    const settled = await pollUntil(
+      () => routeOf(accountId, route.id),
+      (record) => record.success_count === 1,
+      { what: 'a success after two failures', timeoutMs: 15_000 },
+    );
+    expect(settled).toMatchObject({ error_count: 2, errors_since_last_success: 0 });
+    const calls = loopback().callsTo(endpoint);
+    expect(calls).toHaveLength(3);
+    expect(new Set(calls.map((call) => call.headers['webhook-id'])).size).toBe(1);
+  });
+
+  it('gives up after the attempts and disables the route after consecutive failures', async () => {
+    const { accountId, domain } = await accountWithDomain();
+    const endpoint = `down-${randomUUID()}`;
+    loopback().behave(endpoint, () => 503);
+    const route = await createRoute(accountId, endpoint);
+    const event = await receive(accountId, rawMessage(`x@${domain}`), [
+      { address: `x@${domain}`, route_ids: [route.id] },
+    ]);
+
+    const disabled = await pollUntil(
+      () => routeOf(accountId, route.id),
+      (record) => !record.enabled,
+      { what: 'the route disabled', timeoutMs: 15_000 },
+    );
+    expect(disabled).toMatchObject({ error_count: 3, errors_since_last_success: 3 });
+    // Disabled: the delivery's remaining attempt is dropped, not made.
+    const [dropped] = await pollUntil(
+      () => deliveriesOf(event.data.inbound_id),
+      (rows) => rows[0]?.state === 'given_up',
+      { what: 'the delivery given up', timeoutMs: 10_000 },
+    );
+    expect(dropped).toMatchObject({ attempts: 4, last_error: 'the route was deleted or disabled' });
+    await expect(
+      rpc().request(RoutesSubjects.matchRecipient, { recipient: `x@${domain}` }),
+    ).resolves.toEqual({ outcome: 'not_routed' });
+    expect(loopback().callsTo(endpoint)).toHaveLength(3);
+  });
+
+  it('purges a routed message once its calls are settled and old, never one with a pending call', async () => {
+    const { accountId, domain } = await accountWithDomain();
+    const endpoint = `purged-${randomUUID()}`;
+    const route = await createRoute(accountId, endpoint);
+    const settled = await receive(accountId, rawMessage(`x@${domain}`), [
+      { address: `x@${domain}`, route_ids: [route.id] },
+    ]);
+    await pollUntil(
+      () => deliveriesOf(settled.data.inbound_id),
+      (rows) => rows[0]?.state === 'delivered',
+      { what: 'the call made', timeoutMs: 10_000 },
+    );
+    if (!dataSource) throw new Error('the database is not connected');
+    const pendingId = randomUUID();
+    await dataSource.query(
+      `INSERT INTO routes.inbound_messages (id, account_id, received_at, raw, created_at)
+       VALUES ($1, $2, now(), 'x', now() - interval '2 days')`,
+      [pendingId, accountId],
+    );
+    await dataSource.query(
+      `INSERT INTO routes.route_deliveries (id, route_id, inbound_id, recipients, next_attempt_at)
+       VALUES ($1, $2, $3, '{x}', now() + interval '1 day')`,
+      [randomUUID(), route.id, pendingId],
+    );
+    await dataSource.query(
+      `UPDATE routes.inbound_messages SET created_at = now() - interval '2 days' WHERE id = $1`,
+      [settled.data.inbound_id],
+    );
+    await dataSource.query(
+      `UPDATE routes.route_deliveries SET updated_at = now() - interval '2 days'
+       WHERE inbound_id = $1`,
+      [settled.data.inbound_id],
+    );
+
+    await pollUntil(
+      () => deliveriesOf(settled.data.inbound_id),
+      (rows) => rows.length === 0,
+      { what: 'the settled message purged', timeoutMs: 10_000 },
+    );
+    const kept = await dataSource.query<unknown[]>(
+      'SELECT 1 FROM routes.inbound_messages WHERE id = $1',
+      [pendingId],
+    );
+    expect(kept).toHaveLength(1);
+  });
+});
