@@ -18,6 +18,8 @@ import {
 import { SmtpWireClient } from './smtp-wire-client';
 
 const GREETING_WAIT_MS = 10_000;
+/** The MX's parse deadline (the library's default), which a bomb must never outlast. */
+const PARSE_BOUND_MS = 10_000;
 const QUEUED_AS = /^250 2\.0\.0 Ok: queued as ([0-9a-f-]{36})$/;
 
 function dsn(messageUuid: string): string {
@@ -181,6 +183,35 @@ describe('smtp MX', () => {
       `Subject: x\r\n\r\n${'y'.repeat(999)}\r\n`,
     );
     expect(reply.text).toMatch(/^554 5\.6\.0 /);
+  });
+
+  /** MIME bombs within the size limit (a decoded size never exceeds the raw one: 552 above). */
+  const bombs: Array<[string, string, RegExp]> = [
+    [
+      'nesting deeper than 30 multiparts',
+      `Subject: deep\r\n${'Content-Type: multipart/mixed; boundary="n"\r\n\r\n--n\r\n'.repeat(32)}\r\nx\r\n`,
+      /^554 5\.6\.0 /,
+    ],
+    [
+      'more than 1000 parts',
+      `Subject: parts\r\nContent-Type: multipart/mixed; boundary="p"\r\n\r\n${'--p\r\n\r\nx\r\n'.repeat(1001)}--p--\r\n`,
+      /^554 5\.6\.0 /,
+    ],
+    [
+      'more than 1000 header fields',
+      `${'X-Field: 1\r\n'.repeat(1001)}\r\nbody\r\n`,
+      /^554 5\.6\.0 /,
+    ],
+  ];
+
+  it.each(bombs)('refuses a MIME bomb (%s) and publishes nothing', async (_name, body, refusal) => {
+    const before = await lastEvent<FeedbackMailEvent>(InboundStreamSubjects.feedback.name);
+    const started = Date.now();
+    const reply = await deliver(await open(), [MX_FEEDBACK_ADDRESS], body);
+    expect(reply.text).toMatch(refusal);
+    expect(Date.now() - started).toBeLessThan(PARSE_BOUND_MS);
+    const after = await lastEvent<FeedbackMailEvent>(InboundStreamSubjects.feedback.name);
+    expect(after.id).toBe(before.id);
   });
 
   it('holds the submission limits: 421 4.7.0 over the per-IP connections, 421 4.4.2 when idle', async () => {

@@ -12,6 +12,7 @@ import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 
 
 import type { BusRequester } from '../submission/bus-requester';
 import { SmtpReply } from '../submission/replies';
+import { mxContentLimits } from './content-check';
 import { inboundEventId } from './inbound-events';
 import type { InboundPublication } from './inbound-spool';
 import { MxSession } from './mx-session';
@@ -68,7 +69,12 @@ function build(answer: (recipient: string) => RecipientMatch | Error = routes) {
     returnPathHosts: { isVerified: (host) => Promise.resolve(host === 'rp.routed.example') },
     spool,
     mailboxes: { bounceDomain: 'bounces.envoi.test', feedbackAddress: 'fbl@bounces.envoi.test' },
-    limits: { maxMessageBytes: 1000, maxLineOctets: 100, publishAttempts: 2 },
+    limits: {
+      maxMessageBytes: 1000,
+      maxLineOctets: 100,
+      publishAttempts: 2,
+      content: { ...mxContentLimits(1000), maxDepth: 3 },
+    },
     newId: () => INBOUND_ID,
     now: () => new Date('2026-01-02T03:04:05.000Z'),
   });
@@ -227,5 +233,19 @@ describe('MxSession', () => {
     const long = await mx.data(dataStream(`${'a'.repeat(101)}\r\n`), smtp);
     expect((long as SmtpReply).responseCode).toBe(554);
     expect(spool.stored.size).toBe(0);
+  });
+
+  it('refuses a message its parse rejects (here: nesting deeper than 3) with 554 5.6.0, storing nothing', async () => {
+    const { mx, spool } = build();
+    const smtp = session();
+    mx.mailFrom(address(''), smtp);
+    await rcpt(mx, smtp, 'fbl@bounces.envoi.test');
+    const nested = 'Content-Type: multipart/mixed; boundary="n"\r\n\r\n--n\r\n'.repeat(5);
+    const reply = await mx.data(dataStream(`Subject: deep\r\n${nested}\r\nx\r\n`), smtp);
+    expect(reply).toBeInstanceOf(SmtpReply);
+    expect((reply as SmtpReply).message).toMatch(/^5\.6\.0 /);
+    expect((reply as SmtpReply).responseCode).toBe(554);
+    expect(spool.stored.size).toBe(0);
+    expect(spool.published).toHaveLength(0);
   });
 });

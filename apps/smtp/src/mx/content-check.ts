@@ -1,0 +1,32 @@
+import {
+  DEFAULT_INBOUND_LIMITS,
+  type InboundLimits,
+  InboundMessageRejected,
+  parseInboundMessage,
+} from '@envoi/shared-inbound-mail';
+
+import { SmtpReply } from '../submission/replies';
+
+/** The parse bounds of the MX: the library's, with the MX's own size limit. */
+export function mxContentLimits(maxMessageBytes: number): InboundLimits {
+  return { ...DEFAULT_INBOUND_LIMITS, maxMessageBytes };
+}
+
+/**
+ * Parses a received message within `limits` before it is spooled (reliability plan item 43): a
+ * MIME bomb (deep nesting, too many parts or header fields, too much decoded content, a parse over
+ * its deadline) gets the library's `552 5.3.4` / `554 5.6.0` refusal; null when the message reads.
+ */
+export async function contentRefusal(
+  raw: Buffer,
+  limits: InboundLimits,
+): Promise<SmtpReply | null> {
+  try {
+    await parseInboundMessage(raw, limits);
+    return null;
+  } catch (error) {
+    if (!(error instanceof InboundMessageRejected)) throw error;
+    const reply = error.smtpReply;
+    return new SmtpReply(reply.code, reply.enhancedCode, reply.text);
+  }
+}
