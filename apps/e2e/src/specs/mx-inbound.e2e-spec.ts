@@ -9,6 +9,7 @@ import {
   InboundStreamSubjects,
   type RoutedMailEvent,
 } from '@envoi/contracts-routes';
+import { type CreatedWebhookRecord, WEBHOOK_EVENT_FLAGS } from '@envoi/contracts-webhooks';
 import { pollUntil } from '@envoi/shared-testing';
 import { connect, type NatsConnection } from 'nats';
 
@@ -16,6 +17,7 @@ import { closeSessions, createAccountSession } from '../support/account-session'
 import { createDomainName } from '../support/domains';
 import { e2eEnvironment } from '../support/environment';
 import { deliverToMx as deliver } from '../support/mx-delivery';
+import { CheckedWebhookReceiver } from '../support/webhook-receiver';
 
 /** The platform's bounce host: the e2e platform keeps the default RETURN_PATH_TARGET. */
 const BOUNCE_DOMAIN = 'bounces.envoi.test';
@@ -150,6 +152,53 @@ describe('MX (inbound mail)', () => {
     await expect(
       deliver('swaks', `support@unrouted-${randomUUID()}.example`, message, 'ann@remote.example'),
     ).rejects.toThrow(/550 5\.7\.1 Relaying denied/);
+  });
+
+  it("fires message.reception for a routed recipient to the webhooks scoped to the recipient's domain", async () => {
+    const receiver = await CheckedWebhookReceiver.start();
+    try {
+      const session = await createAccountSession();
+      const domain = await createDomainName(session);
+      const route = await session.api.post(session.path('/routes'), {
+        name: 'tickets',
+        url: 'https://hooks.example.net/tickets',
+        recipient: `ticket-*@${domain}`,
+      });
+      expect(route.status).toBe(201);
+      const webhook = await session.api.post<CreatedWebhookRecord>(session.path('/webhooks'), {
+        name: 'inbound',
+        url: receiver.url('inbound'),
+        scope: 'scoped',
+        domains: [domain],
+        ...Object.fromEntries(WEBHOOK_EVENT_FLAGS.map((flag) => [flag, true])),
+      });
+      expect(webhook.status).toBe(201);
+      receiver.serve('inbound', webhook.body);
+
+      const to = `ticket-42@${domain}`;
+      const message = `From: Ann <ann@remote.example>\r\nTo: ${to}\r\nSubject: my ticket\r\nMessage-ID: <t42@remote.example>\r\n\r\nHello\r\n`;
+      const inboundId = await deliver('nodemailer', to, message, 'bounces@remote.example');
+      const [reception] = await pollUntil(
+        () => receiver.eventsAt('inbound'),
+        (calls) => calls.length > 0,
+        { timeoutMs: 30_000, intervalMs: 200, what: 'the message.reception of the inbound mail' },
+      );
+      expect(reception?.problems).toEqual([]);
+      expect(reception?.payload).toMatchObject({
+        type: 'message.reception',
+        data: {
+          account_id: session.accountId,
+          event: 'on_reception',
+          from: 'ann@remote.example',
+          recipient: to,
+          subject: 'my ticket',
+          message_id_header: '<t42@remote.example>',
+          id: inboundId,
+        },
+      });
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('refuses to relay a %-hack with 550 5.7.1 (swaks)', async () => {

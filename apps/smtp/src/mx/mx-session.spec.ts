@@ -3,6 +3,7 @@ import { PassThrough } from 'node:stream';
 import { CommonErrorCode } from '@envoi/contracts-core';
 import {
   type BounceMailEvent,
+  type InboundReceptionEvent,
   type InboundSpoolRef,
   type RecipientMatch,
   type RoutedMailEvent,
@@ -175,13 +176,16 @@ describe('MxSession', () => {
     await rcpt(mx, smtp, `bounce+${MESSAGE_UUID}@bounces.envoi.test`);
     await rcpt(mx, smtp, 'fbl@bounces.envoi.test');
     await rcpt(mx, smtp, 'support@routed.example');
-    const reply = await mx.data(dataStream('Subject: hi\r\n\r\nbody\r\n'), smtp);
+    const raw =
+      'From: Ann <ann@remote.example>\r\nMessage-ID: <m1@remote.example>\r\nSubject: hi\r\n\r\nbody\r\n';
+    const reply = await mx.data(dataStream(raw), smtp);
     expect(reply).toBe(`2.0.0 Ok: queued as ${INBOUND_ID}`);
-    expect(spool.stored.get(INBOUND_ID)?.toString()).toBe('Subject: hi\r\n\r\nbody\r\n');
+    expect(spool.stored.get(INBOUND_ID)?.toString()).toBe(raw);
     expect(spool.published.map((publication) => publication.subject)).toEqual([
       'events.inbound.bounce.v1',
       'events.inbound.feedback.v1',
       'events.inbound.routed.v1',
+      'events.inbound.reception.v1',
     ]);
     const bounce = spool.published[0].event as BounceMailEvent;
     expect(bounce.id).toBe(inboundEventId(INBOUND_ID, 'bounce'));
@@ -199,8 +203,25 @@ describe('MxSession', () => {
       account_id: ACCOUNT,
       recipients: [{ address: 'support@routed.example', route_ids: [ROUTE] }],
     });
+    const reception = spool.published[3].event as InboundReceptionEvent;
+    expect(reception).toEqual({
+      id: inboundEventId(INBOUND_ID, 'reception/support@routed.example'),
+      type: 'message.reception',
+      timestamp: '2026-01-02T03:04:05.000Z',
+      data: {
+        account_id: ACCOUNT,
+        event: 'on_reception',
+        from: 'ann@remote.example',
+        recipient: 'support@routed.example',
+        subject: 'hi',
+        message_id_header: '<m1@remote.example>',
+        id: INBOUND_ID,
+        is_bot: false,
+        direction: 'inbound',
+      },
+    });
     const ids = new Set(spool.published.map((publication) => publication.event.id));
-    expect(ids.size).toBe(3);
+    expect(ids.size).toBe(4);
   });
 
   it('publishes again with the same id after a failed acknowledgement', async () => {

@@ -8,8 +8,8 @@ import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 
 import type { BusRequester } from '../submission/bus-requester';
 import { Replies, type SmtpReply } from '../submission/replies';
 import { unknownParameter } from '../submission/submission-session';
-import { contentRefusal } from './content-check';
-import { type AcceptedRecipient, inboundPublications } from './inbound-events';
+import { checkContent } from './content-check';
+import { type AcceptedRecipient, inboundPublications, receptionHeadline } from './inbound-events';
 import type { InboundSpool } from './inbound-spool';
 import { readMessage } from './message-reader';
 import { classifyRecipient, type PlatformMailboxes } from './mx-recipients';
@@ -98,8 +98,8 @@ export class MxSession {
       return accepted ? [accepted] : [];
     });
     if (!mailFrom || recipients.length === 0) return Replies.temporaryFailure();
-    const refusal = await contentRefusal(read.bytes, this.deps.limits.content);
-    if (refusal) return refusal;
+    const content = await checkContent(read.bytes, this.deps.limits.content);
+    if ('refusal' in content) return content.refusal;
 
     const inboundId = this.newId();
     const spool = await this.deps.spool.store(inboundId, read.bytes);
@@ -113,7 +113,8 @@ export class MxSession {
       size: read.bytes.length,
       spool,
     };
-    for (const publication of inboundPublications(envelope, recipients)) {
+    const headline = receptionHeadline(content.parsed, mailFrom.address);
+    for (const publication of inboundPublications(envelope, recipients, headline)) {
       await this.publish(publication);
     }
     return acceptedAs(inboundId);
