@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 
 import { EVENTS_STREAM } from '@envoi/contracts-core';
@@ -18,6 +19,11 @@ import {
 import { SmtpWireClient } from './smtp-wire-client';
 
 const GREETING_WAIT_MS = 10_000;
+/** The MX's parse deadline (the library's default), which a bomb must never outlast. */
+const PARSE_BOUND_MS = 10_000;
+/** Bounds of the nmap run: the host as a whole, and the open-relay script within it. */
+const NMAP_HOST_TIMEOUT_S = 90;
+const NMAP_SCRIPT_TIMEOUT_S = 60;
 const QUEUED_AS = /^250 2\.0\.0 Ok: queued as ([0-9a-f-]{36})$/;
 
 function dsn(messageUuid: string): string {
@@ -36,6 +42,37 @@ function dsn(messageUuid: string): string {
     '--b--',
     '',
   ].join('\r\n');
+}
+
+/** nmap's `smtp-open-relay` script against the MX on loopback (service detection runs it on any port). */
+function nmapOpenRelay(port: number): Promise<string> {
+  const args = [
+    '-n',
+    '-Pn',
+    '-sT',
+    '-sV',
+    '--version-light',
+    '-p',
+    String(port),
+    '--host-timeout',
+    `${NMAP_HOST_TIMEOUT_S}s`,
+    '--script-timeout',
+    `${NMAP_SCRIPT_TIMEOUT_S}s`,
+    '--script',
+    'smtp-open-relay',
+    '--script-args',
+    'smtp-open-relay.domain=relay-probe.example,smtp-open-relay.ip=127.0.0.1',
+    '127.0.0.1',
+  ];
+  return new Promise((resolve, reject) => {
+    execFile(
+      'nmap',
+      args,
+      { timeout: (NMAP_HOST_TIMEOUT_S + 10) * 1000 },
+      (error, stdout, stderr) =>
+        error ? reject(new Error(`nmap: ${error.message}\n${stdout}\n${stderr}`)) : resolve(stdout),
+    );
+  });
 }
 
 /**
@@ -182,6 +219,45 @@ describe('smtp MX', () => {
     );
     expect(reply.text).toMatch(/^554 5\.6\.0 /);
   });
+
+  /** MIME bombs within the size limit (a decoded size never exceeds the raw one: 552 above). */
+  const bombs: Array<[string, string, RegExp]> = [
+    [
+      'nesting deeper than 30 multiparts',
+      `Subject: deep\r\n${'Content-Type: multipart/mixed; boundary="n"\r\n\r\n--n\r\n'.repeat(32)}\r\nx\r\n`,
+      /^554 5\.6\.0 /,
+    ],
+    [
+      'more than 1000 parts',
+      `Subject: parts\r\nContent-Type: multipart/mixed; boundary="p"\r\n\r\n${'--p\r\n\r\nx\r\n'.repeat(1001)}--p--\r\n`,
+      /^554 5\.6\.0 /,
+    ],
+    [
+      'more than 1000 header fields',
+      `${'X-Field: 1\r\n'.repeat(1001)}\r\nbody\r\n`,
+      /^554 5\.6\.0 /,
+    ],
+  ];
+
+  it.each(bombs)('refuses a MIME bomb (%s) and publishes nothing', async (_name, body, refusal) => {
+    const before = await lastEvent<FeedbackMailEvent>(InboundStreamSubjects.feedback.name);
+    const started = Date.now();
+    const reply = await deliver(await open(), [MX_FEEDBACK_ADDRESS], body);
+    expect(reply.text).toMatch(refusal);
+    expect(Date.now() - started).toBeLessThan(PARSE_BOUND_MS);
+    const after = await lastEvent<FeedbackMailEvent>(InboundStreamSubjects.feedback.name);
+    expect(after.id).toBe(before.id);
+  });
+
+  it(
+    "is no open relay by nmap's smtp-open-relay script (item 41)",
+    async () => {
+      const report = await nmapOpenRelay(rig().mxPort);
+      expect(report).toContain('smtp-open-relay');
+      expect(report).toMatch(/doesn't seem to be an open relay, all tests failed/);
+    },
+    (NMAP_HOST_TIMEOUT_S + 20) * 1000,
+  );
 
   it('holds the submission limits: 421 4.7.0 over the per-IP connections, 421 4.4.2 when idle', async () => {
     const admitted = [await open(), await open(), await open()];

@@ -1,8 +1,4 @@
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 
 import { EVENTS_STREAM } from '@envoi/contracts-core';
 import {
@@ -13,20 +9,18 @@ import {
   InboundStreamSubjects,
   type RoutedMailEvent,
 } from '@envoi/contracts-routes';
+import { type CreatedWebhookRecord, WEBHOOK_EVENT_FLAGS } from '@envoi/contracts-webhooks';
 import { pollUntil } from '@envoi/shared-testing';
 import { connect, type NatsConnection } from 'nats';
-import nodemailer from 'nodemailer';
 
 import { closeSessions, createAccountSession } from '../support/account-session';
 import { createDomainName } from '../support/domains';
 import { e2eEnvironment } from '../support/environment';
+import { deliverToMx as deliver } from '../support/mx-delivery';
+import { CheckedWebhookReceiver } from '../support/webhook-receiver';
 
-const QUEUED = /250 2\.0\.0 Ok: queued as ([0-9a-f-]{36})/;
-const CLIENT_TIMEOUT_MS = 30_000;
 /** The platform's bounce host: the e2e platform keeps the default RETURN_PATH_TARGET. */
 const BOUNCE_DOMAIN = 'bounces.envoi.test';
-
-type ClientName = 'nodemailer' | 'swaks';
 
 function dsn(messageUuid: string): string {
   return [
@@ -64,66 +58,6 @@ function arf(): string {
     '--f--',
     '',
   ].join('\r\n');
-}
-
-function run(command: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(command, args, { timeout: CLIENT_TIMEOUT_MS }, (error, stdout, stderr) =>
-      error
-        ? reject(new Error(`${command}: ${error.message}\n${stdout}\n${stderr}`))
-        : resolve(stdout),
-    );
-  });
-}
-
-/** Delivers `raw` to the MX over STARTTLS (from the null sender by default); the inbound id of its 250. */
-async function deliver(client: ClientName, to: string, raw: string, from = ''): Promise<string> {
-  const { host, port } = e2eEnvironment().smtpMx;
-  let transcript: string;
-  if (client === 'nodemailer') {
-    const transport = nodemailer.createTransport({
-      host,
-      port,
-      secure: false,
-      requireTLS: true,
-      tls: { ca: readFileSync(e2eEnvironment().caFile), servername: 'localhost' },
-    });
-    try {
-      transcript = (await transport.sendMail({ envelope: { from, to: [to] }, raw })).response;
-    } finally {
-      transport.close();
-    }
-  } else {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'envoi-mx-e2e-'));
-    try {
-      const file = path.join(dir, 'message.eml');
-      // swaks ends the data with a CRLF of its own.
-      writeFileSync(file, raw.replace(/\r\n$/, ''));
-      transcript = await run('swaks', [
-        '--server',
-        host,
-        '--port',
-        String(port),
-        '--tls',
-        '--tls-verify',
-        '--tls-ca-path',
-        e2eEnvironment().caFile,
-        '--tls-sni',
-        'localhost',
-        '--from',
-        from || '<>',
-        '--to',
-        to,
-        '--data',
-        file,
-      ]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }
-  const queued = QUEUED.exec(transcript);
-  if (!queued?.[1]) throw new Error(`${client}: no 250 with an inbound id in\n${transcript}`);
-  return queued[1];
 }
 
 /**
@@ -218,6 +152,53 @@ describe('MX (inbound mail)', () => {
     await expect(
       deliver('swaks', `support@unrouted-${randomUUID()}.example`, message, 'ann@remote.example'),
     ).rejects.toThrow(/550 5\.7\.1 Relaying denied/);
+  });
+
+  it("fires message.reception for a routed recipient to the webhooks scoped to the recipient's domain", async () => {
+    const receiver = await CheckedWebhookReceiver.start();
+    try {
+      const session = await createAccountSession();
+      const domain = await createDomainName(session);
+      const route = await session.api.post(session.path('/routes'), {
+        name: 'tickets',
+        url: 'https://hooks.example.net/tickets',
+        recipient: `ticket-*@${domain}`,
+      });
+      expect(route.status).toBe(201);
+      const webhook = await session.api.post<CreatedWebhookRecord>(session.path('/webhooks'), {
+        name: 'inbound',
+        url: receiver.url('inbound'),
+        scope: 'scoped',
+        domains: [domain],
+        ...Object.fromEntries(WEBHOOK_EVENT_FLAGS.map((flag) => [flag, true])),
+      });
+      expect(webhook.status).toBe(201);
+      receiver.serve('inbound', webhook.body);
+
+      const to = `ticket-42@${domain}`;
+      const message = `From: Ann <ann@remote.example>\r\nTo: ${to}\r\nSubject: my ticket\r\nMessage-ID: <t42@remote.example>\r\n\r\nHello\r\n`;
+      const inboundId = await deliver('nodemailer', to, message, 'bounces@remote.example');
+      const [reception] = await pollUntil(
+        () => receiver.eventsAt('inbound'),
+        (calls) => calls.length > 0,
+        { timeoutMs: 30_000, intervalMs: 200, what: 'the message.reception of the inbound mail' },
+      );
+      expect(reception?.problems).toEqual([]);
+      expect(reception?.payload).toMatchObject({
+        type: 'message.reception',
+        data: {
+          account_id: session.accountId,
+          event: 'on_reception',
+          from: 'ann@remote.example',
+          recipient: to,
+          subject: 'my ticket',
+          message_id_header: '<t42@remote.example>',
+          id: inboundId,
+        },
+      });
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('refuses to relay a %-hack with 550 5.7.1 (swaks)', async () => {

@@ -4,9 +4,11 @@ import {
   type BounceMailEvent,
   type FeedbackMailEvent,
   type InboundEnvelope,
+  type InboundReceptionEvent,
   InboundStreamSubjects,
   type RoutedMailEvent,
 } from '@envoi/contracts-routes';
+import { headerValue, type ParsedInboundMessage } from '@envoi/shared-inbound-mail';
 
 import { type InboundPublication, publicationOf } from './inbound-spool';
 
@@ -26,13 +28,33 @@ export function inboundEventId(inboundId: string, part: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(18, 20)}-${hex.slice(20, 32)}`;
 }
 
+/** What `message.reception` says of a received message, from its parse. */
+export interface ReceptionHeadline {
+  from: string;
+  subject: string;
+  messageIdHeader: string;
+}
+
+export function receptionHeadline(
+  parsed: ParsedInboundMessage,
+  envelopeFrom: string,
+): ReceptionHeadline {
+  return {
+    from: parsed.from[0]?.address ?? envelopeFrom,
+    subject: parsed.subject,
+    messageIdHeader: headerValue(parsed, 'message-id'),
+  };
+}
+
 /**
- * The events of one received message: one for its bounce addresses, one per feedback address
- * and one per account whose routes take some of its recipients.
+ * The events of one received message: one for its bounce addresses, one per feedback address,
+ * one per account whose routes take some of its recipients, and `message.reception` for each
+ * routed recipient (inbound mail fires it too, issue 17).
  */
 export function inboundPublications(
   envelope: InboundEnvelope,
   recipients: readonly AcceptedRecipient[],
+  headline: ReceptionHeadline,
 ): InboundPublication[] {
   const timestamp = envelope.received_at;
   const id = envelope.inbound_id;
@@ -76,6 +98,26 @@ export function inboundPublications(
       data: { ...envelope, account_id: accountId, recipients: routed },
     };
     publications.push(publicationOf(InboundStreamSubjects.routed, event));
+  }
+  for (const recipient of recipients) {
+    if (recipient.kind !== 'routed') continue;
+    const event: InboundReceptionEvent = {
+      id: inboundEventId(id, `reception/${recipient.address}`),
+      type: 'message.reception',
+      timestamp,
+      data: {
+        account_id: recipient.accountId,
+        event: 'on_reception',
+        from: headline.from,
+        recipient: recipient.address,
+        subject: headline.subject,
+        message_id_header: headline.messageIdHeader,
+        id,
+        is_bot: false,
+        direction: 'inbound',
+      },
+    };
+    publications.push(publicationOf(InboundStreamSubjects.reception, event));
   }
   return publications;
 }

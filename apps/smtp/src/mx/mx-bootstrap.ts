@@ -6,6 +6,7 @@ import { ensureStream, eventsStreamDefinition } from '@envoi/shared-outbox';
 import type { NatsConnection } from 'nats';
 
 import type { SmtpConfig } from '../smtp.config';
+import { mxContentLimits } from './content-check';
 import { InboundSpool } from './inbound-spool';
 import { MxServer } from './mx-server';
 import { MxSession } from './mx-session';
@@ -53,6 +54,7 @@ export async function startMx(
       maxMessageBytes: config.SMTP_MX_MAX_MESSAGE_BYTES,
       maxLineOctets: MX_MAX_LINE_OCTETS,
       publishAttempts: PUBLISH_ATTEMPTS,
+      content: mxContentLimits(config.SMTP_MX_MAX_MESSAGE_BYTES),
     },
   });
   const server = new MxServer(

@@ -3,6 +3,7 @@ import { PassThrough } from 'node:stream';
 import { CommonErrorCode } from '@envoi/contracts-core';
 import {
   type BounceMailEvent,
+  type InboundReceptionEvent,
   type InboundSpoolRef,
   type RecipientMatch,
   type RoutedMailEvent,
@@ -12,6 +13,7 @@ import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 
 
 import type { BusRequester } from '../submission/bus-requester';
 import { SmtpReply } from '../submission/replies';
+import { mxContentLimits } from './content-check';
 import { inboundEventId } from './inbound-events';
 import type { InboundPublication } from './inbound-spool';
 import { MxSession } from './mx-session';
@@ -68,7 +70,12 @@ function build(answer: (recipient: string) => RecipientMatch | Error = routes) {
     returnPathHosts: { isVerified: (host) => Promise.resolve(host === 'rp.routed.example') },
     spool,
     mailboxes: { bounceDomain: 'bounces.envoi.test', feedbackAddress: 'fbl@bounces.envoi.test' },
-    limits: { maxMessageBytes: 1000, maxLineOctets: 100, publishAttempts: 2 },
+    limits: {
+      maxMessageBytes: 1000,
+      maxLineOctets: 100,
+      publishAttempts: 2,
+      content: { ...mxContentLimits(1000), maxDepth: 3 },
+    },
     newId: () => INBOUND_ID,
     now: () => new Date('2026-01-02T03:04:05.000Z'),
   });
@@ -169,13 +176,16 @@ describe('MxSession', () => {
     await rcpt(mx, smtp, `bounce+${MESSAGE_UUID}@bounces.envoi.test`);
     await rcpt(mx, smtp, 'fbl@bounces.envoi.test');
     await rcpt(mx, smtp, 'support@routed.example');
-    const reply = await mx.data(dataStream('Subject: hi\r\n\r\nbody\r\n'), smtp);
+    const raw =
+      'From: Ann <ann@remote.example>\r\nMessage-ID: <m1@remote.example>\r\nSubject: hi\r\n\r\nbody\r\n';
+    const reply = await mx.data(dataStream(raw), smtp);
     expect(reply).toBe(`2.0.0 Ok: queued as ${INBOUND_ID}`);
-    expect(spool.stored.get(INBOUND_ID)?.toString()).toBe('Subject: hi\r\n\r\nbody\r\n');
+    expect(spool.stored.get(INBOUND_ID)?.toString()).toBe(raw);
     expect(spool.published.map((publication) => publication.subject)).toEqual([
       'events.inbound.bounce.v1',
       'events.inbound.feedback.v1',
       'events.inbound.routed.v1',
+      'events.inbound.reception.v1',
     ]);
     const bounce = spool.published[0].event as BounceMailEvent;
     expect(bounce.id).toBe(inboundEventId(INBOUND_ID, 'bounce'));
@@ -193,8 +203,25 @@ describe('MxSession', () => {
       account_id: ACCOUNT,
       recipients: [{ address: 'support@routed.example', route_ids: [ROUTE] }],
     });
+    const reception = spool.published[3].event as InboundReceptionEvent;
+    expect(reception).toEqual({
+      id: inboundEventId(INBOUND_ID, 'reception/support@routed.example'),
+      type: 'message.reception',
+      timestamp: '2026-01-02T03:04:05.000Z',
+      data: {
+        account_id: ACCOUNT,
+        event: 'on_reception',
+        from: 'ann@remote.example',
+        recipient: 'support@routed.example',
+        subject: 'hi',
+        message_id_header: '<m1@remote.example>',
+        id: INBOUND_ID,
+        is_bot: false,
+        direction: 'inbound',
+      },
+    });
     const ids = new Set(spool.published.map((publication) => publication.event.id));
-    expect(ids.size).toBe(3);
+    expect(ids.size).toBe(4);
   });
 
   it('publishes again with the same id after a failed acknowledgement', async () => {
@@ -227,5 +254,19 @@ describe('MxSession', () => {
     const long = await mx.data(dataStream(`${'a'.repeat(101)}\r\n`), smtp);
     expect((long as SmtpReply).responseCode).toBe(554);
     expect(spool.stored.size).toBe(0);
+  });
+
+  it('refuses a message its parse rejects (here: nesting deeper than 3) with 554 5.6.0, storing nothing', async () => {
+    const { mx, spool } = build();
+    const smtp = session();
+    mx.mailFrom(address(''), smtp);
+    await rcpt(mx, smtp, 'fbl@bounces.envoi.test');
+    const nested = 'Content-Type: multipart/mixed; boundary="n"\r\n\r\n--n\r\n'.repeat(5);
+    const reply = await mx.data(dataStream(`Subject: deep\r\n${nested}\r\nx\r\n`), smtp);
+    expect(reply).toBeInstanceOf(SmtpReply);
+    expect((reply as SmtpReply).message).toMatch(/^5\.6\.0 /);
+    expect((reply as SmtpReply).responseCode).toBe(554);
+    expect(spool.stored.size).toBe(0);
+    expect(spool.published).toHaveLength(0);
   });
 });

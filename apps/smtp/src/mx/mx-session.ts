@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
 
 import { type InboundEnvelope, RoutesSubjects } from '@envoi/contracts-routes';
+import type { InboundLimits } from '@envoi/shared-inbound-mail';
 import { RpcError } from '@envoi/shared-nats';
 import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 
 import type { BusRequester } from '../submission/bus-requester';
 import { Replies, type SmtpReply } from '../submission/replies';
 import { unknownParameter } from '../submission/submission-session';
-import { type AcceptedRecipient, inboundPublications } from './inbound-events';
+import { checkContent } from './content-check';
+import { type AcceptedRecipient, inboundPublications, receptionHeadline } from './inbound-events';
 import type { InboundSpool } from './inbound-spool';
 import { readMessage } from './message-reader';
 import { classifyRecipient, type PlatformMailboxes } from './mx-recipients';
@@ -20,6 +22,8 @@ export interface MxLimits {
   maxLineOctets: number;
   /** Publications of one event before the client gets 451 (the same id each time). */
   publishAttempts: number;
+  /** Bounds of the parse every message passes before it is spooled (MIME bombs). */
+  content: InboundLimits;
 }
 
 export interface MxDependencies {
@@ -38,8 +42,8 @@ const MAIL_PARAMETERS = new Set(['BODY', 'SIZE', 'SMTPUTF8']);
 /**
  * What the MX decides at MAIL FROM, RCPT TO and DATA. Any sender is welcome (bounces come from
  * `<>`); a recipient is accepted only when it is a platform mailbox (VERP bounce, feedback) or
- * an enabled route takes it; DATA is answered 250 only once the bytes are spooled and every event
- * is acknowledged by JetStream.
+ * an enabled route takes it; DATA is answered 250 only once the message parses within the content
+ * bounds, the bytes are spooled and every event is acknowledged by JetStream.
  */
 export class MxSession {
   /** Per session: the accepted recipients of the transaction, by the address smtp-server keeps. */
@@ -94,6 +98,8 @@ export class MxSession {
       return accepted ? [accepted] : [];
     });
     if (!mailFrom || recipients.length === 0) return Replies.temporaryFailure();
+    const content = await checkContent(read.bytes, this.deps.limits.content);
+    if ('refusal' in content) return content.refusal;
 
     const inboundId = this.newId();
     const spool = await this.deps.spool.store(inboundId, read.bytes);
@@ -107,7 +113,8 @@ export class MxSession {
       size: read.bytes.length,
       spool,
     };
-    for (const publication of inboundPublications(envelope, recipients)) {
+    const headline = receptionHeadline(content.parsed, mailFrom.address);
+    for (const publication of inboundPublications(envelope, recipients, headline)) {
       await this.publish(publication);
     }
     return acceptedAs(inboundId);

@@ -3,6 +3,7 @@ import { normalizeDomainName } from '@envoi/contracts-core';
 import { DeliveryStreamSubjects } from '@envoi/contracts-delivery';
 import { DomainsStreamSubjects } from '@envoi/contracts-domains';
 import { MessagesStreamSubjects } from '@envoi/contracts-messages';
+import { InboundStreamSubjects } from '@envoi/contracts-routes';
 import { SuppressionsStreamSubjects } from '@envoi/contracts-suppressions';
 import {
   WEBHOOK_EVENT_TYPES,
@@ -52,7 +53,12 @@ const messageEvent = (
  * inbound routes as one more entry).
  */
 export const WEBHOOK_EVENT_SOURCES: Readonly<Record<WebhookEventType, WebhookEventSource>> = {
-  'message.reception': messageEvent([MessagesStreamSubjects.reception]),
+  // Sent mail, and mail the MX took for a route: the latter is about its recipient's domain.
+  'message.reception': {
+    ...messageEvent([MessagesStreamSubjects.reception, InboundStreamSubjects.reception]),
+    domainOf: (data) =>
+      domainOfAddress(data['direction'] === 'inbound' ? data['recipient'] : data['from']),
+  },
   'message.delivered': messageEvent([DeliveryStreamSubjects.delivered]),
   'message.transient_error': messageEvent([DeliveryStreamSubjects.transientError]),
   'message.failed': messageEvent([DeliveryStreamSubjects.failed]),

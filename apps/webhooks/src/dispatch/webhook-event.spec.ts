@@ -45,6 +45,27 @@ describe('decodeWebhookEvent', () => {
     });
   });
 
+  it("scopes inbound mail's reception by its recipient's domain and leaves direction out", () => {
+    const event = decodeWebhookEvent({
+      id: 'evt-3',
+      type: 'message.reception',
+      timestamp: '2026-05-06T09:49:16Z',
+      data: {
+        ...MESSAGE,
+        event: 'on_reception',
+        from: 'someone@remote.example',
+        recipient: 'support@Customer.Example',
+        is_bot: false,
+        direction: 'inbound',
+      },
+    });
+    expect(event.domain).toBe('customer.example');
+    expect(event.missing).toEqual([]);
+    expect(Object.keys(event.data)).not.toContain('direction');
+    const sent = decodeWebhookEvent({ ...event, data: { ...MESSAGE, event: 'on_reception' } });
+    expect(sent.domain).toBe('mail.example.com');
+  });
+
   it('keeps the tracking fields of a click', () => {
     const event = decodeWebhookEvent({
       id: 'evt-2',
@@ -171,8 +192,11 @@ describe('the payload', () => {
     ]);
   });
 
-  it('has one durable consumer per subject, two for message.suppressed', () => {
-    expect(Object.keys(WEBHOOK_EVENT_DURABLES)).toHaveLength(11);
+  it('has one durable consumer per subject, two for message.suppressed and message.reception', () => {
+    expect(Object.keys(WEBHOOK_EVENT_DURABLES)).toHaveLength(12);
+    expect(WEBHOOK_EVENT_DURABLES['webhooks-inbound-reception']?.name).toBe(
+      'events.inbound.reception.v1',
+    );
     expect(WEBHOOK_EVENT_DURABLES['webhooks-message-suppressed-at-accept']?.name).toBe(
       'events.message.suppressed_at_accept.v1',
     );

@@ -1,4 +1,5 @@
 import type { StreamEvent } from '@envoi/contracts-core';
+import type { MessageReceptionData } from '@envoi/contracts-messages';
 
 /**
  * Mail received by the MX is spooled, whole and as received, in this JetStream object store
@@ -53,6 +54,18 @@ export interface FeedbackMailData extends InboundEnvelope {
   recipient: string;
 }
 
+/**
+ * `data` of `message.reception` for mail the MX took for a route (issue 17: inbound mail fires
+ * it too), one per routed recipient: `from` is the From header's address (the envelope sender
+ * when it has none), `message_id_header` the Message-ID as received ('' when none), `id` the
+ * inbound id of the MX's 250. `direction` is read by the webhooks fan-out (the recipient's
+ * domain scopes the event) and left out of the payload.
+ */
+export interface InboundReceptionData extends MessageReceptionData {
+  direction: 'inbound';
+}
+
 export type RoutedMailEvent = StreamEvent<'inbound.routed', RoutedMailData>;
+export type InboundReceptionEvent = StreamEvent<'message.reception', InboundReceptionData>;
 export type BounceMailEvent = StreamEvent<'inbound.bounce', BounceMailData>;
 export type FeedbackMailEvent = StreamEvent<'inbound.feedback', FeedbackMailData>;

@@ -4,6 +4,7 @@ import { requestSubject, streamSubject } from '@envoi/contracts-core';
 import type {
   BounceMailEvent,
   FeedbackMailEvent,
+  InboundReceptionEvent,
   RecipientMatch,
   RoutedMailEvent,
 } from './inbound';
@@ -39,4 +40,6 @@ export const InboundStreamSubjects = {
   bounce: streamSubject<BounceMailEvent>('events.inbound.bounce.v1'),
   /** ARF feedback reports (complaints). */
   feedback: streamSubject<FeedbackMailEvent>('events.inbound.feedback.v1'),
+  /** `message.reception` of each routed recipient, for the webhooks. */
+  reception: streamSubject<InboundReceptionEvent>('events.inbound.reception.v1'),
 } as const;
