@@ -1,7 +1,7 @@
-import { READY_SIGNAL } from '@envoi/shared-observability';
 import { simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 
+import { serveBareSmtp } from './bare-smtp-serve';
 import { BARE_SMTP_PASSWORD, BARE_SMTP_USERNAME } from './bare-smtp-sink.constants';
 import { benchServerEnv } from './bench-server-env';
 
@@ -38,18 +38,7 @@ async function main(): Promise<void> {
       );
     },
   });
-  server.on('error', (error) => console.error(error));
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  process.send?.(READY_SIGNAL);
-
-  let stopping = false;
-  const stop = () => {
-    if (stopping) return;
-    stopping = true;
-    server.close(() => process.exit(0));
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  await serveBareSmtp(server, port);
 }
 
 main().catch((error: unknown) => {

@@ -1,13 +1,15 @@
 import nodemailer, { type Transporter } from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool';
 
-/** Where a pool submits: a STARTTLS port on loopback with the certificate's CA and a login. */
+/**
+ * Where a pool submits: a STARTTLS port on loopback with the certificate's CA and, for a
+ * submission port, a login (an MX takes none).
+ */
 export interface SmtpTarget {
   name: string;
   port: number;
   ca: string;
-  username: string;
-  password: string;
+  login?: { username: string; password: string };
 }
 
 /** One message: its envelope and its bytes as the client sends them. */
@@ -27,9 +29,12 @@ export interface PoolRun {
   failures: number;
 }
 
+/** Called with each message answered 250, its reply, and when it came (performance.now()). */
+export type OnAccepted = (message: SmtpMessage, response: string, at: number) => void;
+
 /**
- * A pool of nodemailer SMTP connections (STARTTLS required, AUTH PLAIN) kept open between runs, so
- * that a run measures transactions, not logins.
+ * A pool of nodemailer SMTP connections (STARTTLS required, AUTH PLAIN when the target has a
+ * login) kept open between runs, so that a run measures transactions, not logins.
  */
 export class SmtpPool {
   private readonly transport: Transporter<SMTPPool.SentMessageInfo>;
@@ -46,7 +51,9 @@ export class SmtpPool {
       port: target.port,
       secure: false,
       requireTLS: true,
-      auth: { user: target.username, pass: target.password, method: 'PLAIN' },
+      ...(target.login && {
+        auth: { user: target.login.username, pass: target.login.password, method: 'PLAIN' },
+      }),
       tls: { ca: target.ca, servername: 'localhost' },
     });
   }
@@ -55,7 +62,11 @@ export class SmtpPool {
    * Submits every message (at most `connections` in flight) and waits for every reply, for at
    * most `timeoutMs`: messages still unanswered then count as failures.
    */
-  async run(messages: readonly SmtpMessage[], timeoutMs: number): Promise<PoolRun> {
+  async run(
+    messages: readonly SmtpMessage[],
+    timeoutMs: number,
+    onAccepted?: OnAccepted,
+  ): Promise<PoolRun> {
     let accepted = 0;
     let failures = 0;
     let firstFailure: string | null = null;
@@ -69,8 +80,10 @@ export class SmtpPool {
         .sendMail({ envelope: { from: message.from, to: [message.to] }, raw: message.raw })
         .then(
           (info) => {
-            if (info.response.startsWith('250')) accepted += 1;
-            else fail(info.response);
+            if (info.response.startsWith('250')) {
+              accepted += 1;
+              onAccepted?.(message, info.response, performance.now());
+            } else fail(info.response);
           },
           (error: unknown) => fail(error instanceof Error ? error.message : String(error)),
         ),
@@ -93,4 +106,34 @@ export class SmtpPool {
   close(): void {
     this.transport.close();
   }
+}
+
+/** A multipart/alternative message (plain + HTML) from `from` to `to` with `headers` after To. */
+export function alternativeMessage(parts: {
+  from: string;
+  fromName: string;
+  to: string;
+  headers: readonly string[];
+  text: string;
+  html: string;
+}): SmtpMessage {
+  const raw = [
+    `From: "${parts.fromName}" <${parts.from}>`,
+    `To: ${parts.to}`,
+    ...parts.headers,
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/alternative; boundary="b"',
+    '',
+    '--b',
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    parts.text,
+    '--b',
+    'Content-Type: text/html; charset=utf-8',
+    '',
+    parts.html,
+    '--b--',
+    '',
+  ].join('\r\n');
+  return { from: parts.from, to: parts.to, raw: Buffer.from(raw) };
 }

@@ -14,10 +14,16 @@ import { createVerifiedDomain, startPlatformWithDns } from './bench-domain';
 import { fixed, integer } from './bench-format';
 import { type BenchAccount, createBenchAccount, startReadyWorker } from './bench-platform';
 import { runBenchmark } from './bench-run';
+import { type BlockRun, interleavedRounds, mean, printRatioTarget, ratioOf } from './block-rounds';
 import { sendTrusted } from './load';
 import { cpuBetween, ProcessCpu } from './process-cpu';
-import { type PoolRun, type SmtpMessage, SmtpPool, type SmtpTarget } from './smtp-pool';
-import { atLeast, targetLines, type TargetResult } from './targets';
+import {
+  alternativeMessage,
+  type PoolRun,
+  type SmtpMessage,
+  SmtpPool,
+  type SmtpTarget,
+} from './smtp-pool';
 
 /**
  * `npm run bench:smtp` (issue 16): messages per second submitted over SMTP (STARTTLS + AUTH
@@ -49,10 +55,7 @@ const BREAKDOWN_SERVICES = ['smtp', 'messages', 'accounts'] as const;
 const BENCH_LABEL = 'bench (nodemailer)';
 const BARE_LABEL = 'bare-smtp-sink';
 
-interface RunFigures extends PoolRun {
-  block: 'envoi' | 'bare';
-  round: number;
-  messagesPerSecond: number;
+interface RunFigures extends PoolRun, BlockRun {
   /** CPU ms per message by process label (null without /proc). */
   cpuMsPerMessage: Record<string, number> | null;
 }
@@ -69,27 +72,14 @@ interface DirectFigures {
 
 /** A small plain + HTML message, the same bytes for both blocks but its recipient. */
 function message(from: string, runId: string, index: number): SmtpMessage {
-  const to = `r${index}-${runId}@recipient.example.test`;
-  const html = `<p>Hello from the SMTP benchmark, message ${index}.</p>`.repeat(10);
-  const raw = [
-    `From: "Bench" <${from}>`,
-    `To: ${to}`,
-    `Subject: SMTP benchmark ${index}`,
-    'MIME-Version: 1.0',
-    'Content-Type: multipart/alternative; boundary="b"',
-    '',
-    '--b',
-    'Content-Type: text/plain; charset=utf-8',
-    '',
-    `Hello from the SMTP benchmark, message ${index}.`.repeat(10),
-    '--b',
-    'Content-Type: text/html; charset=utf-8',
-    '',
-    html,
-    '--b--',
-    '',
-  ].join('\r\n');
-  return { from, to, raw: Buffer.from(raw) };
+  return alternativeMessage({
+    from,
+    fromName: 'Bench',
+    to: `r${index}-${runId}@recipient.example.test`,
+    headers: [`Subject: SMTP benchmark ${index}`],
+    text: `Hello from the SMTP benchmark, message ${index}.`.repeat(10),
+    html: `<p>Hello from the SMTP benchmark, message ${index}.</p>`.repeat(10),
+  });
 }
 
 function messages(from: string, runId: string, count: number, first: number): SmtpMessage[] {
@@ -186,9 +176,6 @@ async function measureDirect(
   }
 }
 
-const mean = (values: readonly number[]) =>
-  values.reduce((sum, value) => sum + value, 0) / Math.max(1, values.length);
-
 function meanCpu(runs: readonly RunFigures[], label: string): number {
   return mean(runs.map((run) => run.cpuMsPerMessage?.[label] ?? 0));
 }
@@ -278,15 +265,13 @@ runBenchmark('smtp-throughput', async (run) => {
       name: 'envoi',
       port: platform.smtpSubmission.port,
       ca,
-      username: credential.username,
-      password: credential.password,
+      login: { username: credential.username, password: credential.password },
     },
     bare: {
       name: 'bare',
       port: barePort,
       ca,
-      username: BARE_SMTP_USERNAME,
-      password: BARE_SMTP_PASSWORD,
+      login: { username: BARE_SMTP_USERNAME, password: BARE_SMTP_PASSWORD },
     },
   };
   const pools = {
@@ -315,19 +300,12 @@ runBenchmark('smtp-throughput', async (run) => {
     if (warmup.failures > 0)
       problems.push(`${block} warm-up: ${warmup.failures} failed: ${warmup.firstFailure ?? ''}`);
   }
-  const runs: RunFigures[] = [];
-  for (let round = 1; round <= SETTINGS.rounds; round += 1) {
-    for (const block of round % 2 === 1
-      ? (['bare', 'envoi'] as const)
-      : (['envoi', 'bare'] as const)) {
-      signal.throwIfAborted();
-      const run = await measureRun(pools[block], block, round, batch(SETTINGS.messagesPerRun), cpu);
-      log(runLine(run).trim());
-      if (run.failures > 0)
-        problems.push(`${block} round ${round}: ${run.failures} failed: ${run.firstFailure ?? ''}`);
-      runs.push(run);
-    }
-  }
+  const runs = await interleavedRounds(
+    SETTINGS.rounds,
+    (block, round) => measureRun(pools[block], block, round, batch(SETTINGS.messagesPerRun), cpu),
+    { signal, log, problems },
+    runLine,
+  );
 
   log(
     `acceptSubmission alone: ${SETTINGS.directRequests} requests over NATS, ${SETTINGS.connections} in flight`,
@@ -353,27 +331,19 @@ runBenchmark('smtp-throughput', async (run) => {
 
   const envoi = runs.filter((run) => run.block === 'envoi');
   const bare = runs.filter((run) => run.block === 'bare');
-  const ratio =
-    mean(envoi.map((run) => run.messagesPerSecond)) /
-    mean(bare.map((run) => run.messagesPerSecond));
+  const ratio = ratioOf(runs);
   const lines = breakdown(envoi, bare, direct);
-  console.log(
-    `\nSMTP submission: ${SETTINGS.messagesPerRun} messages (${message(from, runId, 0).raw.length} B, multipart text + HTML) per run over ${SETTINGS.connections} pooled nodemailer connections (STARTTLS + AUTH PLAIN), until each 250`,
-  );
-  for (const run of runs) console.log(runLine(run));
-  console.log(`  ratio (mean Envoi ÷ mean bare, same run): ${fixed(ratio, 2)} ×`);
-  console.log('\nWhere the time goes');
-  for (const line of lines) console.log(`  ${line}`);
-  const results: TargetResult[] = [
-    atLeast({
-      target: 'messages/s submitted over SMTP until committed (÷ the bare smtp-server sink)',
-      value: ratio,
-      threshold: TARGETS.ratioToBare,
-      format: (value) => `${fixed(value, 2)} ×`,
+  const results = [
+    printRatioTarget({
+      heading: `SMTP submission: ${SETTINGS.messagesPerRun} messages (${message(from, runId, 0).raw.length} B, multipart text + HTML) per run over ${SETTINGS.connections} pooled nodemailer connections (STARTTLS + AUTH PLAIN), until each 250`,
+      runs,
+      line: runLine,
       breakdown: lines,
+      target: 'messages/s submitted over SMTP until committed (÷ the bare smtp-server sink)',
+      threshold: TARGETS.ratioToBare,
+      issue: 16,
     }),
   ];
-  for (const line of targetLines(results, 16)) console.log(line);
   return {
     report: {
       settings: SETTINGS,

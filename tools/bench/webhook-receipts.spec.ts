@@ -2,6 +2,7 @@ import {
   arrivalsPerSecond,
   arrivalTimes,
   deliveryLatencies,
+  waitForArrivals,
   WebhookReceipts,
 } from './webhook-receipts';
 
@@ -57,5 +58,32 @@ describe('arrival times', () => {
     expect(
       arrivalTimes(receipts, [{ eventId: 'e1', endpoints: ['a', 'b'], publishedAt: 0 }]),
     ).toEqual([10]);
+  });
+});
+
+describe('waiting for arrivals', () => {
+  const expected = [{ eventId: 'e1', endpoints: ['a'], publishedAt: 0 }];
+  const limits = { runTimeoutMs: 5_000, stallMs: 200, pollMs: 5 };
+
+  it('resolves once every expected delivery arrived', async () => {
+    const receipts = new WebhookReceipts();
+    setTimeout(() => receipts.record('a', 'e1', performance.now()), 20);
+    await expect(
+      waitForArrivals(receipts, expected, limits, new AbortController().signal, 'run'),
+    ).resolves.toBeUndefined();
+  });
+
+  it('gives up when nothing arrived for the stall limit, saying how many did', async () => {
+    await expect(
+      waitForArrivals(new WebhookReceipts(), expected, limits, new AbortController().signal, 'run'),
+    ).rejects.toThrow('run: 0 of 1 deliveries arrived');
+  });
+
+  it('stops when aborted', async () => {
+    const controller = new AbortController();
+    controller.abort(new Error('interrupted'));
+    await expect(
+      waitForArrivals(new WebhookReceipts(), expected, limits, controller.signal, 'run'),
+    ).rejects.toThrow('interrupted');
   });
 });

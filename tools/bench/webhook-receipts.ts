@@ -89,3 +89,38 @@ export function arrivalsPerSecond(arrivals: readonly number[]): number {
   const last = Math.max(...arrivals);
   return last > first ? ((arrivals.length - 1) * 1000) / (last - first) : NaN;
 }
+
+/** How long a run may take, and how long without a new arrival, before it is given up. */
+export interface ArrivalLimits {
+  runTimeoutMs: number;
+  stallMs: number;
+  pollMs: number;
+}
+
+/** Polls until every expected delivery arrived; throws past the limits or on abort. */
+export async function waitForArrivals(
+  receipts: WebhookReceipts,
+  expected: readonly ExpectedDelivery[],
+  limits: ArrivalLimits,
+  signal: AbortSignal,
+  what: string,
+): Promise<void> {
+  const wanted = expected.reduce((sum, entry) => sum + entry.endpoints.length, 0);
+  const started = performance.now();
+  let seen = -1;
+  let lastProgress = started;
+  for (;;) {
+    signal.throwIfAborted();
+    const arrived = arrivalTimes(receipts, expected).length;
+    if (arrived >= wanted) return;
+    const now = performance.now();
+    if (arrived !== seen) {
+      seen = arrived;
+      lastProgress = now;
+    }
+    if (now - started > limits.runTimeoutMs || now - lastProgress > limits.stallMs) {
+      throw new Error(`${what}: ${arrived} of ${wanted} deliveries arrived`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, limits.pollMs));
+  }
+}

@@ -3,10 +3,13 @@ import type { AddressInfo } from 'node:net';
 
 import { WebhookReceipts } from './webhook-receipts';
 
+/** What a receipt is recorded under: the call's `webhook-id` header unless a body key is given. */
+export type ReceiptKeyOf = (body: Buffer) => string | undefined;
+
 /**
  * The benchmark's customer endpoints: an HTTPS server on loopback (the platform's self-signed
  * certificate) that answers every POST to `/<endpoint>` with 200 once its body is read and
- * records its `webhook-id` per endpoint (de-duplicated).
+ * records its `webhook-id` (or the key `keyOf` reads from its body) per endpoint (de-duplicated).
  */
 export class BenchWebhookReceiver {
   readonly receipts = new WebhookReceipts();
@@ -15,15 +18,21 @@ export class BenchWebhookReceiver {
 
   private constructor(private readonly server: https.Server) {}
 
-  static async start(tls: { cert: string; key: string }): Promise<BenchWebhookReceiver> {
+  static async start(
+    tls: { cert: string; key: string },
+    keyOf?: ReceiptKeyOf,
+  ): Promise<BenchWebhookReceiver> {
     const server = https.createServer({ ...tls, keepAliveTimeout: 30_000 });
     const receiver = new BenchWebhookReceiver(server);
     server.on('request', (request, response) => {
-      request.resume();
+      const chunks: Buffer[] = [];
+      if (keyOf) request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      else request.resume();
       request.on('end', () => {
-        const webhookId = request.headers['webhook-id'];
-        if (request.method === 'POST' && typeof webhookId === 'string') {
-          receiver.receipts.record((request.url ?? '/').slice(1), webhookId, performance.now());
+        const header = request.headers['webhook-id'];
+        const key = keyOf ? keyOf(Buffer.concat(chunks)) : header;
+        if (request.method === 'POST' && typeof header === 'string' && typeof key === 'string') {
+          receiver.receipts.record((request.url ?? '/').slice(1), key, performance.now());
         } else {
           receiver.unexpected++;
         }

@@ -28,6 +28,7 @@ import {
   type DeliveryLatencies,
   deliveryLatencies,
   type ExpectedDelivery,
+  waitForArrivals,
   type WebhookReceipts,
 } from './webhook-receipts';
 import { BenchWebhookReceiver } from './webhook-receiver-https';
@@ -139,29 +140,18 @@ async function createEndpoints(
 }
 
 /** Polls until every expected delivery arrived; throws after the run's limits. */
-async function waitForDeliveries(
+function waitForDeliveries(
   context: Context,
   expected: readonly ExpectedDelivery[],
   what: string,
 ): Promise<void> {
-  const wanted = expected.reduce((sum, entry) => sum + entry.endpoints.length, 0);
-  const started = performance.now();
-  let seen = -1;
-  let lastProgress = started;
-  for (;;) {
-    context.signal.throwIfAborted();
-    const arrived = arrivalTimes(context.receipts, expected).length;
-    if (arrived >= wanted) return;
-    const now = performance.now();
-    if (arrived !== seen) {
-      seen = arrived;
-      lastProgress = now;
-    }
-    if (now - started > SETTINGS.runTimeoutMs || now - lastProgress > SETTINGS.stallMs) {
-      throw new Error(`${what}: ${arrived} of ${wanted} deliveries arrived`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
+  return waitForArrivals(
+    context.receipts,
+    expected,
+    { runTimeoutMs: SETTINGS.runTimeoutMs, stallMs: SETTINGS.stallMs, pollMs: POLL_MS },
+    context.signal,
+    what,
+  );
 }
 
 function expectedOf(
