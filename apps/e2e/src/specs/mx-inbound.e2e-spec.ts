@@ -1,8 +1,4 @@
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 
 import { EVENTS_STREAM } from '@envoi/contracts-core';
 import {
@@ -15,18 +11,14 @@ import {
 } from '@envoi/contracts-routes';
 import { pollUntil } from '@envoi/shared-testing';
 import { connect, type NatsConnection } from 'nats';
-import nodemailer from 'nodemailer';
 
 import { closeSessions, createAccountSession } from '../support/account-session';
 import { createDomainName } from '../support/domains';
 import { e2eEnvironment } from '../support/environment';
+import { deliverToMx as deliver } from '../support/mx-client';
 
-const QUEUED = /250 2\.0\.0 Ok: queued as ([0-9a-f-]{36})/;
-const CLIENT_TIMEOUT_MS = 30_000;
 /** The platform's bounce host: the e2e platform keeps the default RETURN_PATH_TARGET. */
 const BOUNCE_DOMAIN = 'bounces.envoi.test';
-
-type ClientName = 'nodemailer' | 'swaks';
 
 function dsn(messageUuid: string): string {
   return [
@@ -64,66 +56,6 @@ function arf(): string {
     '--f--',
     '',
   ].join('\r\n');
-}
-
-function run(command: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(command, args, { timeout: CLIENT_TIMEOUT_MS }, (error, stdout, stderr) =>
-      error
-        ? reject(new Error(`${command}: ${error.message}\n${stdout}\n${stderr}`))
-        : resolve(stdout),
-    );
-  });
-}
-
-/** Delivers `raw` to the MX over STARTTLS (from the null sender by default); the inbound id of its 250. */
-async function deliver(client: ClientName, to: string, raw: string, from = ''): Promise<string> {
-  const { host, port } = e2eEnvironment().smtpMx;
-  let transcript: string;
-  if (client === 'nodemailer') {
-    const transport = nodemailer.createTransport({
-      host,
-      port,
-      secure: false,
-      requireTLS: true,
-      tls: { ca: readFileSync(e2eEnvironment().caFile), servername: 'localhost' },
-    });
-    try {
-      transcript = (await transport.sendMail({ envelope: { from, to: [to] }, raw })).response;
-    } finally {
-      transport.close();
-    }
-  } else {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'envoi-mx-e2e-'));
-    try {
-      const file = path.join(dir, 'message.eml');
-      // swaks ends the data with a CRLF of its own.
-      writeFileSync(file, raw.replace(/\r\n$/, ''));
-      transcript = await run('swaks', [
-        '--server',
-        host,
-        '--port',
-        String(port),
-        '--tls',
-        '--tls-verify',
-        '--tls-ca-path',
-        e2eEnvironment().caFile,
-        '--tls-sni',
-        'localhost',
-        '--from',
-        from || '<>',
-        '--to',
-        to,
-        '--data',
-        file,
-      ]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }
-  const queued = QUEUED.exec(transcript);
-  if (!queued?.[1]) throw new Error(`${client}: no 250 with an inbound id in\n${transcript}`);
-  return queued[1];
 }
 
 /**
