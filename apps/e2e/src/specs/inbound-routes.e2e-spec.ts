@@ -16,6 +16,7 @@ import {
 } from '../support/account-session';
 import { createDomainName } from '../support/domains';
 import { deliverToMx, type MxClientName } from '../support/mx-client';
+import { OutagePlatform } from '../support/outage-platform';
 import { type CheckedCall, CheckedWebhookReceiver } from '../support/webhook-receiver';
 
 /** The e2e platform's ROUTE_TIMEOUT_MS (global-setup). */
@@ -52,6 +53,11 @@ function plainMessage(to: string, subject: string): string {
     'Hello, I need help.',
     '',
   ].join('\r\n');
+}
+
+function dataOf(call: CheckedCall | undefined): MessageRoutingData {
+  if (!call?.payload) throw new Error('no payload');
+  return call.payload.data as unknown as MessageRoutingData;
 }
 
 async function composed(options: ConstructorParameters<typeof MailComposer>[0]): Promise<string> {
@@ -108,11 +114,6 @@ describe('inbound mail to routes (issue 17)', () => {
       (calls) => calls.length >= count,
       { what: `${count} calls to ${endpoint}`, timeoutMs: 20_000, intervalMs: 50 },
     );
-  }
-
-  function dataOf(call: CheckedCall | undefined): MessageRoutingData {
-    if (!call?.payload) throw new Error('no payload');
-    return call.payload.data as unknown as MessageRoutingData;
   }
 
   for (const client of ['swaks', 'nodemailer'] as const satisfies readonly MxClientName[]) {
@@ -299,4 +300,60 @@ describe('inbound mail to routes (issue 17)', () => {
     expect(settled.errors_since_last_success).toBe(0);
     expect(receiver.callsTo(endpoint)).toHaveLength(1);
   });
+});
+
+/**
+ * "A crash after 250 loses nothing": the smtp process is killed with SIGKILL as soon as the MX
+ * answered 250 for each of a few messages, on a platform of its own; every one reaches the route.
+ */
+describe('inbound mail through a SIGKILL of the MX (issue 17)', () => {
+  const MESSAGES = 3;
+  let outage: OutagePlatform | undefined;
+  let receiver: CheckedWebhookReceiver | undefined;
+
+  beforeAll(async () => {
+    receiver = await CheckedWebhookReceiver.start();
+    outage = await OutagePlatform.start();
+  }, 180_000);
+
+  afterAll(async () => {
+    await outage?.stop();
+    await receiver?.close();
+  }, 120_000);
+
+  it('every message answered 250 reaches the route although smtp is killed right after each 250', async () => {
+    if (!outage || !receiver) throw new Error('the outage platform did not start');
+    const session = await outage.createAccountSession(`e2e-mx-crash-${randomUUID().slice(0, 8)}`);
+    const domain = await createDomainName(session);
+    const endpoint = `crash-${randomUUID()}`;
+    const created = await session.api.post<CreatedRouteRecord>(session.path('/routes'), {
+      name: 'crash',
+      url: receiver.url(endpoint),
+      recipient: 'support',
+    });
+    expect(created.status).toBe(201);
+    receiver.serve(endpoint, { id: created.body.id, secret: created.body.secret });
+
+    const accepted: string[] = [];
+    for (let index = 0; index < MESSAGES; index += 1) {
+      const inboundId = await deliverToMx(
+        index % 2 === 0 ? 'swaks' : 'nodemailer',
+        `support@${domain}`,
+        plainMessage(`support@${domain}`, `crash ${index}`),
+        SENDER,
+        outage.platform.smtpMx,
+      );
+      accepted.push(inboundId);
+      await outage.killService('smtp');
+      await outage.startServiceAgain('smtp');
+    }
+
+    const calls = await pollUntil(
+      () => Promise.resolve(receiver?.eventsAt(endpoint) ?? []),
+      (events) => events.length >= MESSAGES,
+      { what: `${MESSAGES} messages at the route`, timeoutMs: 30_000, intervalMs: 100 },
+    );
+    expect(calls.map((call) => dataOf(call).id).sort()).toEqual([...accepted].sort());
+    expect(receiver.problems()).toEqual([]);
+  }, 240_000);
 });
