@@ -8,8 +8,8 @@ import {
   INBOUND_SPOOL_BUCKET,
   InboundStreamSubjects,
   type MessageRoutingPayload,
-  type RoutedMailEvent,
   type RouteDisabledEvent,
+  type RoutedMailEvent,
   RoutesStreamSubjects,
   RoutesSubjects,
 } from '@envoi/contracts-routes';
@@ -303,19 +303,18 @@ describe('route delivery', () => {
     ).resolves.toEqual({ outcome: 'not_routed' });
     expect(loopback().callsTo(endpoint)).toHaveLength(3);
     const notices = await disabledNoticesOf(route.id);
-    expect(notices.map((notice) => notice.payload)).toEqual([
-      expect.objectContaining({
-        type: 'route.disabled',
-        data: expect.objectContaining({
-          account_id: accountId,
-          route_id: route.id,
-          name: 'inbound',
-          url: loopback().url(endpoint),
-          consecutive_failures: 3,
-          last_status: 503,
-        }),
-      }),
-    ]);
+    expect(notices).toHaveLength(1);
+    expect(notices[0]?.payload).toMatchObject({
+      type: 'route.disabled',
+      data: {
+        account_id: accountId,
+        route_id: route.id,
+        name: 'inbound',
+        url: loopback().url(endpoint),
+        consecutive_failures: 3,
+        last_status: 503,
+      },
+    });
   });
 
   it('gives up a message the inbound-mail library refuses, with the reason, and keeps going', async () => {
