@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 
 import { AccountsSubjects, type MemberRole } from '@envoi/contracts-accounts';
 import { EVENTS_STREAM } from '@envoi/contracts-core';
+import { type RouteDisabledEvent, RoutesStreamSubjects } from '@envoi/contracts-routes';
 import { type WebhookDisabledEvent, WebhooksStreamSubjects } from '@envoi/contracts-webhooks';
 // The conventions let apps' tests use type:testing libs; eslint.config.mjs does not yet.
 import { findFreePort, pollUntil, SmtpSink } from '@envoi/shared-testing';
@@ -9,6 +10,7 @@ import { simpleParser } from 'mailparser';
 
 import {
   IP_ALLOW_LIST_CHANGED_DURABLE,
+  ROUTE_DISABLED_DURABLE,
   WEBHOOK_DISABLED_DURABLE,
 } from '../src/notifications/notification-events.controller';
 import { type AccountsTestApp, startAccountsService } from './accounts-test-app';
@@ -201,5 +203,40 @@ describe('notifications', () => {
       [WEBHOOK_DISABLED_DURABLE],
     );
     expect(dead).toEqual([]);
+  });
+
+  it('mails every member of the account when a route is disabled', async () => {
+    const owner = unique('route-owner');
+    const developer = unique('route-developer');
+    const accountId = await accountWith(owner, [{ email: developer, role: 'Developer' }]);
+    const routeName = `Route ${randomUUID()}`;
+    const event: RouteDisabledEvent = {
+      id: randomUUID(),
+      type: 'route.disabled',
+      timestamp: new Date().toISOString(),
+      data: {
+        account_id: accountId,
+        route_id: randomUUID(),
+        name: routeName,
+        url: 'https://inbound.example.com/envoi',
+        consecutive_failures: 100,
+        last_status: 503,
+        disabled_at: new Date().toISOString(),
+      },
+    };
+    await getApp()
+      .connection.jetstream()
+      .publish(
+        RoutesStreamSubjects.routeDisabled.name,
+        new TextEncoder().encode(JSON.stringify(event)),
+        { msgID: event.id },
+      );
+
+    const [notice] = await noticesAbout(routeName, 1);
+    expect(notice?.rcptTo).toEqual([developer, owner].sort());
+    expect(notice?.text).toContain('its URL failed 100 consecutive times');
+    expect(notice?.text).toContain(`https://dashboard.envoi.test/routes/${event.data.route_id}`);
+    await consumedAll(ROUTE_DISABLED_DURABLE);
+    expect(await noticesAbout(routeName, 1)).toHaveLength(1);
   });
 });

@@ -44,9 +44,11 @@ export class RoutesConfig extends OutboxEventConsumerServiceEnv {
   @IntSetting(1, 60_000) ROUTE_RETRY_BASE_MS: number = 1_000;
   /** Consecutive failed calls after which a route is disabled. */
   @IntSetting(1, 100_000) ROUTE_DISABLE_AFTER_FAILURES: number = 100;
-  /** How often a replica looks for due deliveries, and how many it claims at most. */
+  /** How often a replica looks for due deliveries, and how many calls it has in flight at most. */
   @IntSetting(10, 60_000) ROUTE_POLL_INTERVAL_MS: number = 200;
   @IntSetting(1, 1_000) ROUTE_CLAIM_BATCH: number = 16;
+  /** Calls in flight to one route at most, every replica counted: a slow route holds no more. */
+  @IntSetting(1, 100) ROUTE_ENDPOINT_CONCURRENCY: number = 4;
   /** How long a claimed delivery stays with its replica; must exceed ROUTE_TIMEOUT_MS. */
   @IntSetting(1_000, 600_000) ROUTE_LEASE_MS: number = 30_000;
 

@@ -8,7 +8,9 @@ import {
   INBOUND_SPOOL_BUCKET,
   InboundStreamSubjects,
   type MessageRoutingPayload,
+  type RouteDisabledEvent,
   type RoutedMailEvent,
+  RoutesStreamSubjects,
   RoutesSubjects,
 } from '@envoi/contracts-routes';
 import { connectNats, putUpload, RpcClient } from '@envoi/shared-nats';
@@ -72,6 +74,7 @@ describe('route delivery', () => {
         ROUTE_DISABLE_AFTER_FAILURES: '3',
         ROUTE_POLL_INTERVAL_MS: '20',
         ROUTE_TIMEOUT_MS: '2000',
+        ROUTE_ENDPOINT_CONCURRENCY: '2',
         ROUTE_LEASE_MS: '5000',
         ROUTE_PURGE_INTERVAL_MS: '100',
         ROUTE_MESSAGE_RETENTION_MS: String(DAY_MS),
@@ -190,6 +193,15 @@ describe('route delivery', () => {
     );
   }
 
+  /** The route.disabled events the routes service wrote to its outbox for a route. */
+  function disabledNoticesOf(routeId: string): Promise<Array<{ payload: RouteDisabledEvent }>> {
+    if (!dataSource) throw new Error('the database is not connected');
+    return dataSource.query(
+      `SELECT payload FROM routes.outbox WHERE subject = $1 AND payload->'data'->>'route_id' = $2`,
+      [RoutesStreamSubjects.routeDisabled.name, routeId],
+    );
+  }
+
   async function routeOf(accountId: string, routeId: string) {
     return rpc().request(RoutesSubjects.get, { account_id: accountId, route_id: routeId });
   }
@@ -290,6 +302,82 @@ describe('route delivery', () => {
       rpc().request(RoutesSubjects.matchRecipient, { recipient: `x@${domain}` }),
     ).resolves.toEqual({ outcome: 'not_routed' });
     expect(loopback().callsTo(endpoint)).toHaveLength(3);
+    const notices = await disabledNoticesOf(route.id);
+    expect(notices).toHaveLength(1);
+    expect(notices[0]?.payload).toMatchObject({
+      type: 'route.disabled',
+      data: {
+        account_id: accountId,
+        route_id: route.id,
+        name: 'inbound',
+        url: loopback().url(endpoint),
+        consecutive_failures: 3,
+        last_status: 503,
+      },
+    });
+  });
+
+  it('gives up a message the inbound-mail library refuses, with the reason, and keeps going', async () => {
+    const { accountId, domain } = await accountWithDomain();
+    const endpoint = `bomb-${randomUUID()}`;
+    const route = await createRoute(accountId, endpoint);
+    const nesting = Array.from(
+      { length: 40 },
+      (_, depth) => `Content-Type: multipart/mixed; boundary="b${depth}"\r\n\r\n--b${depth}`,
+    ).join('\r\n');
+    const bomb = Buffer.from(`From: x@example.net\r\nMIME-Version: 1.0\r\n${nesting}\r\n`);
+    const refused = await receive(accountId, bomb, [
+      { address: `x@${domain}`, route_ids: [route.id] },
+    ]);
+    const [given] = await pollUntil(
+      () => deliveriesOf(refused.data.inbound_id),
+      (rows) => rows[0]?.state === 'given_up',
+      { what: 'the refused message given up', timeoutMs: 10_000 },
+    );
+    expect(given?.last_error).toMatch(/^message refused \(too_deep\): /);
+    expect(loopback().callsTo(endpoint)).toHaveLength(0);
+
+    const next = await receive(accountId, rawMessage(`x@${domain}`), [
+      { address: `x@${domain}`, route_ids: [route.id] },
+    ]);
+    await pollUntil(
+      () => deliveriesOf(next.data.inbound_id),
+      (rows) => rows[0]?.state === 'delivered',
+      { what: 'the next message delivered', timeoutMs: 10_000 },
+    );
+    expect(loopback().callsTo(endpoint)).toHaveLength(1);
+  });
+
+  it('holds a hanging route URL to ROUTE_ENDPOINT_CONCURRENCY calls, other routes unaffected', async () => {
+    const { accountId, domain } = await accountWithDomain();
+    const hanging = `hanging-${randomUUID()}`;
+    const fast = `fast-${randomUUID()}`;
+    loopback().behave(hanging, () => 'hang');
+    const slow = await createRoute(accountId, hanging, { recipient: 'slow-*' });
+    const quick = await createRoute(accountId, fast, { recipient: 'quick' });
+    const slowRecipients = Array.from({ length: 6 }, (_, index) => `slow-${index}@${domain}`);
+    await receive(
+      accountId,
+      rawMessage(slowRecipients.join(', ')),
+      slowRecipients.map((address) => ({ address, route_ids: [slow.id] })),
+    );
+    await pollUntil(
+      () => Promise.resolve(loopback().callsTo(hanging).length),
+      (calls) => calls >= 2,
+      { what: 'the hanging route called', timeoutMs: 10_000 },
+    );
+    const startedAt = Date.now();
+    await receive(accountId, rawMessage(`quick@${domain}`), [
+      { address: `quick@${domain}`, route_ids: [quick.id] },
+    ]);
+    await pollUntil(
+      () => Promise.resolve(loopback().callsTo(fast).length),
+      (calls) => calls === 1,
+      { what: 'the fast route called', timeoutMs: 10_000 },
+    );
+    // Called while the hanging route's calls still wait out ROUTE_TIMEOUT_MS (2 s).
+    expect(Date.now() - startedAt).toBeLessThan(1_500);
+    expect(loopback().peakOpen(hanging)).toBe(2);
   });
 
   it('purges a routed message once its calls are settled and old, never one with a pending call', async () => {

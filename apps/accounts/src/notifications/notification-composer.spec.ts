@@ -1,8 +1,10 @@
 import type { ApiKeyIpAllowListChangedData } from '@envoi/contracts-accounts';
+import type { RouteDisabledData } from '@envoi/contracts-routes';
 import type { WebhookDisabledData } from '@envoi/contracts-webhooks';
 
 import {
   composeIpAllowListChanged,
+  composeRouteDisabled,
   composeWebhookDisabled,
   describeAllowList,
   escapeHtml,
@@ -62,6 +64,36 @@ describe('composeWebhookDisabled', () => {
     const mail = composeWebhookDisabled(disabled, { ...context, dashboardUrl: '' });
     expect(mail.text).not.toContain('/webhooks/');
     expect(mail.html).not.toContain('<a ');
+  });
+});
+
+const routeDisabled: RouteDisabledData = {
+  account_id: disabled.account_id,
+  route_id: '3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f',
+  name: 'Support <inbox>',
+  url: 'https://inbound.example.com/envoi',
+  consecutive_failures: 100,
+  last_status: null,
+  disabled_at: '2026-11-25T12:00:00.000Z',
+};
+
+describe('composeRouteDisabled', () => {
+  it('names the route, its URL, the number of failures and the last response', () => {
+    const mail = composeRouteDisabled(routeDisabled, context);
+    expect(mail.subject).toBe('Route "Support <inbox>" was disabled');
+    expect(mail.text).toContain('its URL failed 100 consecutive times');
+    expect(mail.text).toContain('URL: https://inbound.example.com/envoi');
+    expect(mail.text).toContain('Last response: none (no answer)');
+    expect(mail.text).toContain(`https://dash.envoi.example/routes/${routeDisabled.route_id}`);
+    expect(composeRouteDisabled({ ...routeDisabled, last_status: 502 }, context).text).toContain(
+      'Last response: HTTP 502',
+    );
+  });
+
+  it('escapes every value in the HTML part', () => {
+    const { html } = composeRouteDisabled(routeDisabled, context);
+    expect(html).toContain('Support &lt;inbox&gt;');
+    expect(html).not.toContain('<inbox>');
   });
 });
 

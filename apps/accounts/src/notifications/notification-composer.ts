@@ -1,4 +1,5 @@
 import type { ApiKeyIpAllowListChangedData } from '@envoi/contracts-accounts';
+import type { RouteDisabledData } from '@envoi/contracts-routes';
 import type { WebhookDisabledData } from '@envoi/contracts-webhooks';
 
 /** A notification's content, ready to send. */
@@ -46,14 +47,33 @@ export function composeWebhookDisabled(
       lines: [
         { label: 'Webhook', value: `${data.name} (${data.webhook_id})` },
         { label: 'URL', value: data.url },
-        {
-          label: 'Last response',
-          value: data.last_status === null ? 'none (no answer)' : `HTTP ${data.last_status}`,
-        },
+        { label: 'Last response', value: describeLastStatus(data.last_status) },
         { label: 'Disabled at', value: data.disabled_at },
       ],
       action: 'Once the endpoint works again, enable the webhook (set "enabled" to true).',
       path: `/webhooks/${data.webhook_id}`,
+    },
+    context,
+  );
+}
+
+/** The notification of a route the platform disabled after failing calls (platform notes 2.8). */
+export function composeRouteDisabled(
+  data: RouteDisabledData,
+  context: NotificationContext,
+): ComposedNotification {
+  return render(
+    {
+      subject: `Route "${data.name}" was disabled`,
+      intro: `The route "${data.name}" of your account "${context.accountName}" was disabled because its URL failed ${data.consecutive_failures} consecutive times. Inbound mail for it is no longer accepted.`,
+      lines: [
+        { label: 'Route', value: `${data.name} (${data.route_id})` },
+        { label: 'URL', value: data.url },
+        { label: 'Last response', value: describeLastStatus(data.last_status) },
+        { label: 'Disabled at', value: data.disabled_at },
+      ],
+      action: 'Once the URL works again, enable the route (set "enabled" to true).',
+      path: `/routes/${data.route_id}`,
     },
     context,
   );
@@ -80,6 +100,10 @@ export function composeIpAllowListChanged(
     },
     context,
   );
+}
+
+function describeLastStatus(status: number | null): string {
+  return status === null ? 'none (no answer)' : `HTTP ${status}`;
 }
 
 /** An allow list as a sentence: an empty one lets every address use the key. */

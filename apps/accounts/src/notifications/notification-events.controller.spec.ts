@@ -1,3 +1,4 @@
+import { RouteDisabledData } from '@envoi/contracts-routes';
 import { WebhookDisabledData } from '@envoi/contracts-webhooks';
 import { UnprocessableMessageError } from '@envoi/shared-nats';
 
@@ -32,5 +33,27 @@ describe('eventData', () => {
       decode({ id: 'e1', type: 'webhook.disabled', data: { ...data, reason: 'bored' } }),
     ).toThrow(UnprocessableMessageError);
     expect(() => decode(null)).toThrow(UnprocessableMessageError);
+  });
+});
+
+describe('eventData of route.disabled', () => {
+  const decodeRoute = eventData('route.disabled', RouteDisabledData);
+  const routeData = {
+    account_id: data.account_id,
+    route_id: '3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f',
+    name: 'Support',
+    url: 'https://inbound.example.com/envoi',
+    consecutive_failures: 100,
+    last_status: null,
+    disabled_at: '2026-11-25T12:00:00.000Z',
+  };
+
+  it('answers the data as the routes service publishes it, and refuses a bad route id', () => {
+    expect(decodeRoute({ id: 'e2', type: 'route.disabled', data: routeData })).toMatchObject(
+      routeData,
+    );
+    expect(() =>
+      decodeRoute({ id: 'e2', type: 'route.disabled', data: { ...routeData, route_id: 'r1' } }),
+    ).toThrow(UnprocessableMessageError);
   });
 });

@@ -1,4 +1,5 @@
 import { AccountsStreamSubjects, ApiKeyIpAllowListChangedData } from '@envoi/contracts-accounts';
+import { RouteDisabledData, RoutesStreamSubjects } from '@envoi/contracts-routes';
 import { WebhookDisabledData, WebhooksStreamSubjects } from '@envoi/contracts-webhooks';
 import { type ConsumerTuning, eventDataDecoder, StreamConsumer } from '@envoi/shared-nats';
 import { Injectable, Logger } from '@nestjs/common';
@@ -7,6 +8,7 @@ import { AccountsConfig } from '../accounts.config';
 import {
   type ComposedNotification,
   composeIpAllowListChanged,
+  composeRouteDisabled,
   composeWebhookDisabled,
   type NotificationContext,
 } from './notification-composer';
@@ -19,10 +21,12 @@ import { NotificationSender } from './notification-sender';
 /** The durable consumers every replica of this service shares, one per notified event. */
 export const WEBHOOK_DISABLED_DURABLE = 'accounts-notify-webhook-disabled';
 export const IP_ALLOW_LIST_CHANGED_DURABLE = 'accounts-notify-ip-allow-list-changed';
+export const ROUTE_DISABLED_DURABLE = 'accounts-notify-route-disabled';
 
 export const NOTIFICATION_SUBJECTS = [
   WebhooksStreamSubjects.webhookDisabled,
   AccountsStreamSubjects.apiKeyIpAllowListChanged,
+  RoutesStreamSubjects.routeDisabled,
 ] as const;
 
 /** The data of a stream event of `type`, validated against its contract (see shared-nats). */
@@ -60,6 +64,19 @@ export class NotificationEventsController {
   async webhookDisabled(data: WebhookDisabledData): Promise<void> {
     await this.notify(data.account_id, 'all-members', (context) =>
       composeWebhookDisabled(data, context),
+    );
+  }
+
+  /** Every member of the account learns that a route was disabled (platform notes 2.8). */
+  @StreamConsumer({
+    durables: { [ROUTE_DISABLED_DURABLE]: RoutesStreamSubjects.routeDisabled },
+    decode: eventData('route.disabled', RouteDisabledData),
+    heartbeat: true,
+    tuning: notificationTuning,
+  })
+  async routeDisabled(data: RouteDisabledData): Promise<void> {
+    await this.notify(data.account_id, 'all-members', (context) =>
+      composeRouteDisabled(data, context),
     );
   }
 

@@ -13,7 +13,7 @@ import {
 } from '../support/account-session';
 import { createVerifiedDomain } from '../support/domains';
 import { e2eEnvironment } from '../support/environment';
-import { deliverToMx } from '../support/mx-delivery';
+import { deliverToMx } from '../support/mx-client';
 import { receiptsFor } from '../support/smtp-receipts';
 import { CheckedWebhookReceiver } from '../support/webhook-receiver';
 

@@ -16,7 +16,7 @@ import { connect, type NatsConnection } from 'nats';
 import { closeSessions, createAccountSession } from '../support/account-session';
 import { createDomainName } from '../support/domains';
 import { e2eEnvironment } from '../support/environment';
-import { deliverToMx as deliver } from '../support/mx-delivery';
+import { deliverToMx as deliver } from '../support/mx-client';
 import { CheckedWebhookReceiver } from '../support/webhook-receiver';
 
 /** The platform's bounce host: the e2e platform keeps the default RETURN_PATH_TARGET. */

@@ -71,6 +71,9 @@ export default async function globalSetup(): Promise<void> {
         // Webhook retries 5 ms × n⁴ apart (all 6 attempts within ~5 s), a hung endpoint fails in 2 s.
         WEBHOOK_RETRY_BASE_MS: '5',
         WEBHOOK_TIMEOUT_MS: '2000',
+        // Route retries 5 ms × n⁴ apart, a hung route URL fails in 2 s.
+        ROUTE_RETRY_BASE_MS: '5',
+        ROUTE_TIMEOUT_MS: '2000',
         // Stream listeners are pinged (and their attachment renewed) several times a second.
         WEBHOOK_STREAM_PING_INTERVAL_MS: '300',
         NOTIFICATIONS_SMTP_URL: `smtp://127.0.0.1:${notificationsPort}`,

@@ -13,7 +13,9 @@ import { webhooksContractFile } from './contract/contract-files';
 /** A webhook payload as webhooks.yaml describes it. */
 export interface WebhookPayload {
   type: string;
-  webhook_id: string;
+  /** The webhook's id; a route's call (`message.routing`) has `route_id` instead. */
+  webhook_id?: string;
+  route_id?: string;
   timestamp: string;
   data: Record<string, unknown>;
 }
@@ -28,7 +30,7 @@ export interface CheckedCall {
   receivedAt: number;
 }
 
-/** The webhook an endpoint stands for. */
+/** The webhook (or route: message.routing) an endpoint stands for. */
 export interface EndpointWebhook {
   id: string;
   secret: string;
@@ -113,8 +115,9 @@ export class CheckedWebhookReceiver {
       problems.push('the body is not JSON');
       return { ...checked, payload: null };
     }
-    if (webhook && payload.webhook_id !== webhook.id) {
-      problems.push(`webhook_id ${payload.webhook_id}, not the endpoint's webhook ${webhook.id}`);
+    const owner = payload.type === 'message.routing' ? 'route_id' : 'webhook_id';
+    if (webhook && payload[owner] !== webhook.id) {
+      problems.push(`${owner} ${payload[owner]}, not the endpoint's ${webhook.id}`);
     }
     if (Object.hasOwn(WEBHOOK_PAYLOAD_SCHEMAS, payload.type)) {
       problems.push(...this.validator.violations(payload.type as WebhookPayloadType, payload));

@@ -1,3 +1,7 @@
+import { randomUUID } from 'node:crypto';
+
+import { RoutesStreamSubjects } from '@envoi/contracts-routes';
+import { enqueueEvent } from '@envoi/shared-outbox';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
@@ -20,6 +24,15 @@ interface CallTargetRow {
   raw: Buffer;
 }
 
+interface CountedRouteRow {
+  id: string;
+  account_id: string;
+  name: string;
+  url: string;
+  errors_since_last_success: number;
+  disabled_now: boolean;
+}
+
 /** A delivery this replica holds for one call, with what the call needs. */
 export interface ClaimedRouteDelivery {
   id: string;
@@ -39,37 +52,57 @@ export interface RouteCallOutcome {
   error: string | null;
 }
 
+/** Claims are made one at a time over every replica (a transaction-scoped advisory lock). */
+const CLAIM_LOCK_SQL = `SELECT pg_advisory_xact_lock(hashtext('routes.route_deliveries.claim'))`;
+
 /**
- * Claims up to $1 due deliveries for $2 ms, oldest due first: other replicas skip the rows the
- * claim locks (SKIP LOCKED) and see them as leased once it commits; a crashed replica's lease
- * expires and another one makes the call.
+ * Claims up to $1 due deliveries for $2 ms, oldest due first, no more per route than $3 less
+ * those of the route already leased: a slow or dead route URL holds at most $3 calls and never
+ * the places of other routes. A crashed replica's lease expires and another one makes the call.
  */
 const CLAIM_SQL = `
-  WITH claimed AS (
+  WITH leased AS (
+    SELECT route_id, count(*)::int AS count FROM routes.route_deliveries
+    WHERE state = 'pending' AND lease_until > now()
+    GROUP BY route_id
+  ), due AS (
+    SELECT d.id, d.next_attempt_at, d.route_id,
+      row_number() OVER (PARTITION BY d.route_id ORDER BY d.next_attempt_at, d.id) AS rank
+    FROM routes.route_deliveries d
+    WHERE d.state = 'pending' AND d.next_attempt_at <= now()
+      AND (d.lease_until IS NULL OR d.lease_until <= now())
+  ), picked AS (
+    SELECT due.id FROM due LEFT JOIN leased ON leased.route_id = due.route_id
+    WHERE due.rank <= $3 - COALESCE(leased.count, 0)
+    ORDER BY due.next_attempt_at
+    LIMIT $1
+  ), claimed AS (
     UPDATE routes.route_deliveries AS d
     SET lease_until = now() + make_interval(secs => $2::double precision / 1000),
         attempts = d.attempts + 1
-    WHERE d.id IN (
-      SELECT id FROM routes.route_deliveries
-      WHERE state = 'pending' AND next_attempt_at <= now()
-        AND (lease_until IS NULL OR lease_until <= now())
-      ORDER BY next_attempt_at
-      LIMIT $1
-      FOR UPDATE SKIP LOCKED
-    )
+    FROM picked WHERE d.id = picked.id
     RETURNING d.id, d.route_id, d.inbound_id, d.recipients, d.attempts
   )
   SELECT * FROM claimed`;
 
-/** The counters of a route after a call; disabled once $3 calls in a row have failed. */
+/**
+ * The counters of a route after a call; disabled once $3 calls in a row have failed. Answers the
+ * route when this very call disabled it (it was enabled before), for the members to be told.
+ */
 const COUNT_SQL = `
-  UPDATE routes.routes
-  SET success_count = success_count + CASE WHEN $2 THEN 1 ELSE 0 END,
-      error_count = error_count + CASE WHEN $2 THEN 0 ELSE 1 END,
-      errors_since_last_success = CASE WHEN $2 THEN 0 ELSE errors_since_last_success + 1 END,
-      enabled = enabled AND ($2 OR errors_since_last_success + 1 < $3),
+  WITH counted AS (
+  UPDATE routes.routes r
+  SET success_count = r.success_count + CASE WHEN $2 THEN 1 ELSE 0 END,
+      error_count = r.error_count + CASE WHEN $2 THEN 0 ELSE 1 END,
+      errors_since_last_success = CASE WHEN $2 THEN 0 ELSE r.errors_since_last_success + 1 END,
+      enabled = r.enabled AND ($2 OR r.errors_since_last_success + 1 < $3),
       last_request_at = now()
-  WHERE id = $1`;
+  FROM (SELECT id, enabled FROM routes.routes WHERE id = $1 FOR UPDATE) before
+  WHERE r.id = before.id
+  RETURNING r.id, r.account_id, r.name, r.url, r.errors_since_last_success,
+    before.enabled AND NOT r.enabled AS disabled_now
+  )
+  SELECT * FROM counted`;
 
 /**
  * Deletes up to $2 routed messages (their calls go with them) received over $1 ms ago whose
@@ -98,16 +131,21 @@ const PURGE_SQL = `
 export class RouteDeliveriesRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  async claim(limit: number, leaseMs: number): Promise<ClaimedRouteDelivery[]> {
-    const rows = await this.dataSource.query<
-      Array<{
-        id: string;
-        route_id: string;
-        inbound_id: string;
-        recipients: string[];
-        attempts: number;
-      }>
-    >(CLAIM_SQL, [limit, leaseMs]);
+  /** Leases up to `limit` due deliveries, no more than `perRoute` leased per route at once. */
+  async claim(limit: number, leaseMs: number, perRoute: number): Promise<ClaimedRouteDelivery[]> {
+    const rows = await this.dataSource.transaction((manager) =>
+      manager.query(CLAIM_LOCK_SQL).then(() =>
+        manager.query<
+          Array<{
+            id: string;
+            route_id: string;
+            inbound_id: string;
+            recipients: string[];
+            attempts: number;
+          }>
+        >(CLAIM_SQL, [limit, leaseMs, perRoute]),
+      ),
+    );
     return rows.map((row) => ({
       id: row.id,
       routeId: row.route_id,
@@ -143,7 +181,7 @@ export class RouteDeliveriesRepository {
     };
   }
 
-  /** Gives up a delivery whose route has gone or is disabled; its counters are left alone. */
+  /** Gives up a delivery that can never be called (its route gone or disabled, its message refused); its counters are left alone. */
   async drop(deliveryId: string, reason: string): Promise<void> {
     await this.dataSource.query(
       `UPDATE routes.route_deliveries
@@ -181,7 +219,27 @@ export class RouteDeliveriesRepository {
          WHERE id = $1`,
         [delivery.id, state, outcome.nextAttemptAt, outcome.status, outcome.error],
       );
-      await manager.query(COUNT_SQL, [delivery.routeId, outcome.succeeded, disableAfterFailures]);
+      const [counted] = await manager.query<CountedRouteRow[]>(COUNT_SQL, [
+        delivery.routeId,
+        outcome.succeeded,
+        disableAfterFailures,
+      ]);
+      if (counted?.disabled_now) {
+        await enqueueEvent(manager, RoutesStreamSubjects.routeDisabled, {
+          id: randomUUID(),
+          type: 'route.disabled',
+          timestamp: new Date().toISOString(),
+          data: {
+            account_id: counted.account_id,
+            route_id: counted.id,
+            name: counted.name,
+            url: counted.url,
+            consecutive_failures: counted.errors_since_last_success,
+            last_status: outcome.status,
+            disabled_at: new Date().toISOString(),
+          },
+        });
+      }
     });
   }
 }

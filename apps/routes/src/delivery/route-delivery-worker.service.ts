@@ -1,29 +1,32 @@
-import type { MessageRoutingPayload } from '@envoi/contracts-routes';
+import { InboundMessageRejected } from '@envoi/shared-inbound-mail';
 import { type JobRun, PeriodicJob } from '@envoi/shared-jobs';
 import type { RetrySchedule } from '@envoi/shared-outbound';
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 
 import { RoutesConfig } from '../routes.config';
 import { RouteSecretCipher } from '../routes/route-secret';
-import { routingTimestamp } from '../routes/sample-routing';
 import { routeCallOutcome } from './route-call-outcome';
 import { RouteCaller } from './route-caller';
 import {
   type ClaimedRouteDelivery,
   RouteDeliveriesRepository,
 } from './route-deliveries.repository';
-import { routingData } from './routing-data';
+import { routingPayload } from './routing-payload';
 
 /**
- * Calls route URLs: every ROUTE_POLL_INTERVAL_MS a replica claims up to ROUTE_CLAIM_BATCH due
- * deliveries (leased, so a crashed replica's are called by another), POSTs each one's payload,
- * and records the outcome with the route's counters (notes 2.8: 10 retries, n^4 s ±10 % apart,
- * the route disabled after ROUTE_DISABLE_AFTER_FAILURES failures in a row).
+ * Calls route URLs: every ROUTE_POLL_INTERVAL_MS a replica claims due deliveries for its free
+ * places (ROUTE_CLAIM_BATCH calls in flight, ROUTE_ENDPOINT_CONCURRENCY per route over every
+ * replica; leased, so a crashed replica's are called by another), POSTs each one's payload
+ * without waiting for the others, and records the outcome with the route's counters (notes 2.8:
+ * 10 retries, n^4 s ±10 % apart, the route disabled after ROUTE_DISABLE_AFTER_FAILURES failures
+ * in a row). A message the inbound-mail library refuses (a MIME bomb) is given up with the
+ * reason; its bytes stay for inspection until the retention purge.
  */
 @Injectable()
-export class RouteDeliveryWorker {
+export class RouteDeliveryWorker implements OnModuleDestroy {
   private readonly logger = new Logger(RouteDeliveryWorker.name);
   private readonly schedule: RetrySchedule;
+  private readonly inFlight = new Set<Promise<void>>();
 
   constructor(
     private readonly deliveries: RouteDeliveriesRepository,
@@ -39,12 +42,21 @@ export class RouteDeliveryWorker {
     intervalMs: (config) => config.ROUTE_POLL_INTERVAL_MS,
   })
   async callDue(run: JobRun): Promise<void> {
-    if (run.stopping) return;
+    const places = this.config.ROUTE_CLAIM_BATCH - this.inFlight.size;
+    if (run.stopping || places <= 0) return;
     const claimed = await this.deliveries.claim(
-      this.config.ROUTE_CLAIM_BATCH,
+      places,
       this.config.ROUTE_LEASE_MS,
+      this.config.ROUTE_ENDPOINT_CONCURRENCY,
     );
-    await Promise.all(claimed.map((delivery) => this.call(delivery)));
+    for (const delivery of claimed) {
+      const call = this.call(delivery).finally(() => this.inFlight.delete(call));
+      this.inFlight.add(call);
+    }
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await Promise.allSettled([...this.inFlight]);
   }
 
   private async call(delivery: ClaimedRouteDelivery): Promise<void> {
@@ -55,18 +67,8 @@ export class RouteDeliveryWorker {
         return;
       }
       const { route, raw } = target;
-      const data = await routingData(delivery.inboundId, raw, {
-        attachments: route.attachments,
-        headers: route.headers,
-        strip_replies: route.stripReplies,
-      });
       const now = new Date();
-      const payload: MessageRoutingPayload = {
-        type: 'message.routing',
-        route_id: route.id,
-        timestamp: routingTimestamp(now),
-        data: delivery.recipients.length === 1 ? { ...data, to: delivery.recipients[0] } : data,
-      };
+      const payload = await routingPayload({ ...delivery, raw }, route, now);
       const result = await this.caller.post(
         route.url,
         this.secrets.open(route),
@@ -77,8 +79,24 @@ export class RouteDeliveryWorker {
       const outcome = routeCallOutcome(result, delivery.attempt, this.schedule, new Date());
       await this.deliveries.record(delivery, outcome, this.config.ROUTE_DISABLE_AFTER_FAILURES);
     } catch (error) {
+      if (error instanceof InboundMessageRejected) {
+        await this.refuse(delivery, error);
+        return;
+      }
       // The lease lapses and another claim makes the call again.
       this.logger.error(`route delivery ${delivery.id}: ${String(error)}`);
     }
+  }
+
+  private async refuse(
+    delivery: ClaimedRouteDelivery,
+    error: InboundMessageRejected,
+  ): Promise<void> {
+    this.logger.warn(`route delivery ${delivery.id}: message refused: ${error.message}`);
+    await this.deliveries
+      .drop(delivery.id, `message refused (${error.reason}): ${error.message}`)
+      .catch((dropError: unknown) => {
+        this.logger.error(`route delivery ${delivery.id}: ${String(dropError)}`);
+      });
   }
 }

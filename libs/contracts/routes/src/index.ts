@@ -1,3 +1,4 @@
+export * from './disabled-event';
 export * from './errors';
 export * from './inbound';
 export * from './records';

@@ -10,7 +10,7 @@ import { e2eEnvironment } from './environment';
 const QUEUED = /250 2\.0\.0 Ok: queued as ([0-9a-f-]{36})/;
 const CLIENT_TIMEOUT_MS = 30_000;
 
-/** The real SMTP clients that deliver to the MX as a remote MTA would. */
+/** The real SMTP clients the specs deliver with. */
 export type MxClientName = 'nodemailer' | 'swaks';
 
 function run(command: string, args: string[]): Promise<string> {
@@ -23,14 +23,19 @@ function run(command: string, args: string[]): Promise<string> {
   });
 }
 
-/** Delivers `raw` to the MX over STARTTLS (from the null sender by default); the inbound id of its 250. */
+/**
+ * Delivers `raw` to the MX (the e2e platform's unless `mx` says another) over STARTTLS, from the
+ * null sender by default; the inbound id of its 250.
+ */
 export async function deliverToMx(
   client: MxClientName,
-  to: string,
+  to: string | string[],
   raw: string,
   from = '',
+  mx: { host: string; port: number } = e2eEnvironment().smtpMx,
 ): Promise<string> {
-  const { host, port } = e2eEnvironment().smtpMx;
+  const { host, port } = mx;
+  const recipients = ([] as string[]).concat(to);
   let transcript: string;
   if (client === 'nodemailer') {
     const transport = nodemailer.createTransport({
@@ -41,7 +46,7 @@ export async function deliverToMx(
       tls: { ca: readFileSync(e2eEnvironment().caFile), servername: 'localhost' },
     });
     try {
-      transcript = (await transport.sendMail({ envelope: { from, to: [to] }, raw })).response;
+      transcript = (await transport.sendMail({ envelope: { from, to: recipients }, raw })).response;
     } finally {
       transport.close();
     }
@@ -65,7 +70,7 @@ export async function deliverToMx(
         '--from',
         from || '<>',
         '--to',
-        to,
+        recipients.join(','),
         '--data',
         file,
       ]);
