@@ -15,8 +15,7 @@ export interface RoutingCall {
 /**
  * The message.routing payload of one call (notes 2.8, webhooks.yaml), read within the MIME-bomb
  * limits of the inbound-mail library: rejects with its InboundMessageRejected for a message it
- * refuses. The call is already planned per recipient or per email; its `to` is its recipient, or
- * the first of them for an email (webhooks.yaml: `to` is one address).
+ * refuses. The call is already planned per recipient or per email (several recipients: grouped).
  */
 export async function routingPayload(
   call: RoutingCall,
@@ -25,7 +24,7 @@ export async function routingPayload(
 ): Promise<MessageRoutingPayload> {
   const message = await parseInboundMessage(call.raw);
   const [payload] = payloadsFor(
-    { message, id: call.inboundId, size: call.raw.length, recipients: call.recipients.slice(0, 1) },
+    { message, id: call.inboundId, size: call.raw.length, recipients: call.recipients },
     {
       routeId: route.id,
       timestamp: routingTimestamp(now),
@@ -33,7 +32,7 @@ export async function routingPayload(
         attachments: route.attachments,
         headers: route.headers,
         strip_replies: route.stripReplies,
-        group_by_message_id: false,
+        group_by_message_id: call.recipients.length > 1,
       },
     },
   );

@@ -24,12 +24,12 @@ export interface RoutingTarget {
 
 /**
  * The bodies to POST for one route (notes 2.8 grouping): one per matched recipient, each with
- * that recipient as `to`; with `group_by_message_id`, one for the email, whose `to` lists every
- * matched recipient comma-separated.
+ * that recipient as `to`; with `group_by_message_id`, one for the email, whose `to` is the first
+ * matched recipient (webhooks.yaml: `to` is one address).
  */
 export function payloadsFor(routed: RoutedMessage, target: RoutingTarget): MessageRoutingPayload[] {
   const envelopes = target.options.group_by_message_id
-    ? [routed.recipients.join(', ')]
+    ? routed.recipients.slice(0, 1)
     : [...new Set(routed.recipients)];
   return envelopes.map((recipient) => ({
     type: 'message.routing',
