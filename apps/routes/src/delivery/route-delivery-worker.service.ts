@@ -14,8 +14,8 @@ import {
 import { routingPayload } from './routing-payload';
 
 /**
- * Calls route URLs: every ROUTE_POLL_INTERVAL_MS a replica claims due deliveries for its free
- * places (ROUTE_CLAIM_BATCH calls in flight, ROUTE_ENDPOINT_CONCURRENCY per route over every
+ * Calls route URLs: every ROUTE_POLL_INTERVAL_MS, when new mail was planned and whenever a call
+ * ends, a replica claims due deliveries for its free places (ROUTE_CLAIM_BATCH calls in flight, ROUTE_ENDPOINT_CONCURRENCY per route over every
  * replica; leased, so a crashed replica's are called by another), POSTs each one's payload
  * without waiting for the others, and records the outcome with the route's counters (notes 2.8:
  * 10 retries, n^4 s ±10 % apart, the route disabled after ROUTE_DISABLE_AFTER_FAILURES failures
@@ -27,6 +27,11 @@ export class RouteDeliveryWorker implements OnModuleDestroy {
   private readonly logger = new Logger(RouteDeliveryWorker.name);
   private readonly schedule: RetrySchedule;
   private readonly inFlight = new Set<Promise<void>>();
+  /** The claim in progress: one at a time per replica. */
+  private claiming: Promise<void> | undefined;
+  /** A wake-up that came during a claim: claim again once it ends. */
+  private claimAgain = false;
+  private stopping = false;
 
   constructor(
     private readonly deliveries: RouteDeliveriesRepository,
@@ -42,21 +47,53 @@ export class RouteDeliveryWorker implements OnModuleDestroy {
     intervalMs: (config) => config.ROUTE_POLL_INTERVAL_MS,
   })
   async callDue(run: JobRun): Promise<void> {
+    if (!run.stopping) await this.claim();
+  }
+
+  /** Claims now rather than at the next interval: new calls were planned, or one ended. */
+  wake(): void {
+    if (this.stopping) return;
+    if (this.claiming) {
+      this.claimAgain = true;
+      return;
+    }
+    this.claim().catch((error: unknown) => {
+      this.logger.warn(`claiming due route calls failed: ${String(error)}`);
+    });
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.stopping = true;
+    await this.claiming?.catch(() => undefined);
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private claim(): Promise<void> {
+    this.claiming ??= this.claimAndCall().finally(() => {
+      this.claiming = undefined;
+      if (this.claimAgain) {
+        this.claimAgain = false;
+        this.wake();
+      }
+    });
+    return this.claiming;
+  }
+
+  private async claimAndCall(): Promise<void> {
     const places = this.config.ROUTE_CLAIM_BATCH - this.inFlight.size;
-    if (run.stopping || places <= 0) return;
+    if (this.stopping || places <= 0) return;
     const claimed = await this.deliveries.claim(
       places,
       this.config.ROUTE_LEASE_MS,
       this.config.ROUTE_ENDPOINT_CONCURRENCY,
     );
     for (const delivery of claimed) {
-      const call = this.call(delivery).finally(() => this.inFlight.delete(call));
+      const call = this.call(delivery).finally(() => {
+        this.inFlight.delete(call);
+        this.wake();
+      });
       this.inFlight.add(call);
     }
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    await Promise.allSettled([...this.inFlight]);
   }
 
   private async call(delivery: ClaimedRouteDelivery): Promise<void> {

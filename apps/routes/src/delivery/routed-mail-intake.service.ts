@@ -16,6 +16,7 @@ import { RouteEntity } from '../routes/route.entity';
 import { planDeliveries } from './delivery-plan';
 import { InboundMessageEntity } from './inbound-message.entity';
 import { RouteDeliveryEntity } from './route-delivery.entity';
+import { RouteDeliveryWorker } from './route-delivery-worker.service';
 
 /**
  * Takes a routed message from the MX: copies it from its spool (which expires) and plans its
@@ -27,6 +28,7 @@ export class RoutedMailIntake {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
+    private readonly worker: RouteDeliveryWorker,
   ) {}
 
   async accept(mail: RoutedMailData): Promise<void> {
@@ -36,7 +38,7 @@ export class RoutedMailIntake {
     if (known) return;
     const raw = await this.spooled(mail);
     const routeIds = [...new Set(mail.recipients.flatMap((recipient) => recipient.route_ids))];
-    await this.dataSource.transaction(async (manager) => {
+    const planned = await this.dataSource.transaction(async (manager) => {
       const routes = await manager.find(RouteEntity, {
         select: { id: true, groupByMessageId: true },
         where: { id: In(routeIds), accountId: mail.account_id, enabled: true },
@@ -46,7 +48,7 @@ export class RoutedMailIntake {
          VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING RETURNING id`,
         [mail.inbound_id, mail.account_id, new Date(mail.received_at), raw],
       );
-      if (inserted.length === 0) return;
+      if (inserted.length === 0) return 0;
       const now = new Date();
       const deliveries = planDeliveries(mail.recipients, routes).map((planned) => ({
         id: randomUUID(),
@@ -56,7 +58,9 @@ export class RoutedMailIntake {
         nextAttemptAt: now,
       }));
       if (deliveries.length > 0) await manager.insert(RouteDeliveryEntity, deliveries);
+      return deliveries.length;
     });
+    if (planned > 0) this.worker.wake();
   }
 
   /** The spooled bytes; gone or altered ones can never be handled (a dead letter, kept). */
