@@ -44,6 +44,8 @@ export function leaseWaitMs(leaseMs: number, timeoutMs: number): number {
 export class DeliveryWorker implements OnModuleDestroy {
   private readonly logger = new Logger(DeliveryWorker.name);
   private readonly inFlight = new Set<Promise<void>>();
+  /** Leases being taken by fan-out INSERTs for this replica (sendLeasedBy). */
+  private readonly leasing = new Set<Promise<ClaimedDelivery[]>>();
   private readonly queues: EndpointQueues;
   /** The claim in progress: one at a time per replica. */
   private claiming: Promise<void> | undefined;
@@ -77,6 +79,9 @@ export class DeliveryWorker implements OnModuleDestroy {
   async onModuleDestroy(): Promise<void> {
     this.stopping = true;
     await this.claiming?.catch(() => undefined);
+    // A fan-out's INSERT may be leasing for this replica right now: what it leases is queued
+    // (never called once stopping) and given back with the rest.
+    await Promise.allSettled([...this.leasing]);
     await this.deliveries.releaseLeases(this.queues.drain()).catch((error: unknown) => {
       this.logger.warn(`giving back leased deliveries failed: ${String(error)}`);
     });
@@ -93,9 +98,12 @@ export class DeliveryWorker implements OnModuleDestroy {
   ): Promise<void> {
     const places = this.stopping ? 0 : Math.max(0, Math.min(count, this.room()));
     this.reserved += places;
+    const leasing = lease(this.limits(places));
+    this.leasing.add(leasing);
     try {
-      this.enqueue(await lease(this.limits(places)));
+      this.enqueue(await leasing);
     } finally {
+      this.leasing.delete(leasing);
       this.reserved -= places;
     }
   }
