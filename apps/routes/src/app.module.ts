@@ -1,3 +1,4 @@
+import { DomainsStreamSubjects } from '@envoi/contracts-domains';
 import { InboundStreamSubjects } from '@envoi/contracts-routes';
 import { ServiceKitModule } from '@envoi/shared-kit';
 import { type DynamicModule, Module } from '@nestjs/common';
@@ -21,7 +22,7 @@ export class AppModule {
           // Events this service publishes go through its outbox (enqueueOutbox in a transaction).
           outbox: { settings: config },
           // Every stream subject consumed here, each handled by one @StreamConsumer method.
-          consumes: [InboundStreamSubjects.routed],
+          consumes: [InboundStreamSubjects.routed, DomainsStreamSubjects.deleted],
         }),
         RoutesModule,
         DeliveryModule,

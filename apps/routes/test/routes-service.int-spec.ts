@@ -10,7 +10,7 @@ import {
   RoutesSubjects,
 } from '@envoi/contracts-routes';
 import { connectNats, RpcClient } from '@envoi/shared-nats';
-import { findFreePort, IsolatedPlatform, WebhookReceiver } from '@envoi/shared-testing';
+import { findFreePort, IsolatedPlatform, pollUntil, WebhookReceiver } from '@envoi/shared-testing';
 import type { NatsConnection } from 'nats';
 import { Webhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
@@ -269,6 +269,28 @@ describe('routes service', () => {
       await expect(rpc().request(RoutesSubjects.delete, ref)).rejects.toMatchObject({
         code: RoutesErrorCode.NotFound,
       });
+    });
+
+    it('removes the routes naming a domain once the domain is deleted, keeps the others', async () => {
+      const { accountId, domain } = await accountWithDomain();
+      const other = await addDomain(accountId);
+      const named = await create(accountId, { recipient: `support@${domain}` });
+      const otherDomain = await create(accountId, { recipient: `support@${other}` });
+      const everyDomain = await create(accountId, { recipient: '' });
+      await rpc().request(DomainsSubjects.deleteDomain, { account_id: accountId, domain });
+      const get = (routeId: string) =>
+        rpc().request(RoutesSubjects.get, { account_id: accountId, route_id: routeId });
+      await pollUntil(
+        () =>
+          get(named.id).then(
+            () => 'present',
+            (error: unknown) => (error as { code?: string }).code,
+          ),
+        (outcome) => outcome === RoutesErrorCode.NotFound,
+        { timeoutMs: 20_000, what: 'the route of the deleted domain to go' },
+      );
+      await expect(get(otherDomain.id)).resolves.toMatchObject({ id: otherDomain.id });
+      await expect(get(everyDomain.id)).resolves.toMatchObject({ id: everyDomain.id });
     });
   });
 

@@ -5,6 +5,7 @@ import { DomainOwners } from '../matching/domain-owners.service';
 import { RecipientMatcher } from '../matching/recipient-matcher.service';
 import { RoutesConfig } from '../routes.config';
 import { AccountDomains } from './account-domains.service';
+import { DomainEventsController } from './domain-events.controller';
 import { RouteSecretCipher } from './route-secret';
 import { RouteTrigger } from './route-trigger.service';
 import { RoutesController } from './routes.controller';
@@ -21,6 +22,7 @@ import { RoutesService } from './routes.service';
       inject: [RoutesConfig],
     },
     RoutesService,
+    DomainEventsController,
     RoutesRepository,
     AccountDomains,
     RouteTrigger,

@@ -112,6 +112,12 @@ export class RoutesRepository {
     });
   }
 
+  /** Deletes the account's routes whose pattern names the domain; answers how many went. */
+  async deleteForDomain(accountId: string, domainId: string): Promise<number> {
+    const result = await this.dataSource.manager.delete(RouteEntity, { accountId, domainId });
+    return result.affected ?? 0;
+  }
+
   /**
    * The enabled routes that may take mail for `domain`: those of the owning accounts whose
    * pattern names it or no domain at all (one statement on routes_account_id_domain_name_idx).
