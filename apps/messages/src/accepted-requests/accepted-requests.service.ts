@@ -57,12 +57,23 @@ export class AcceptedRequests {
     return this.onceAs(request, accept, isCreatedList);
   }
 
-  /** {@link once} for an SMTP submission (keyed by its submission id). */
-  onceSubmitted(
+  /**
+   * {@link once} for an SMTP submission (keyed by its submission id), without a look-up first:
+   * almost every submission is new, and one that is not finds its key taken when it commits. Any
+   * failure, that one or a refusal by checks that have changed since the committed attempt,
+   * answers the committed reply when there is one.
+   */
+  async onceSubmitted(
     request: SendContext,
     accept: () => Promise<AcceptSubmissionResult>,
   ): Promise<AcceptSubmissionResult> {
-    return this.onceAs(request, accept, isSubmissionResult);
+    try {
+      return await accept();
+    } catch (error) {
+      const committed = await this.earlierReply(request, isSubmissionResult);
+      if (committed) return committed;
+      throw error;
+    }
   }
 
   private async onceAs<R extends AcceptedReply>(
