@@ -356,6 +356,31 @@ describe('messages service: SMTP submissions', () => {
     expect(await sendCount(sender.accountId)).toBe(1);
   });
 
+  it('records a submission whose every recipient is suppressed, and answers its retry alike', async () => {
+    const sender = await newSender(app);
+    await suppress(app, sender.accountId, 'gone@recipient.test', 'hard bounce');
+    const request = submission(sender, mime(sender), { recipients: ['gone@recipient.test'] });
+
+    const first = await submit(request);
+    const again = await submit(request);
+
+    expect(first.messages).toEqual([
+      {
+        recipient: 'gone@recipient.test',
+        id: null,
+        status: 'error',
+        error: 'recipient is suppressed: hard bounce',
+      },
+    ]);
+    expect(again).toEqual(first);
+    const [row] = await app.dataSource.query<Array<{ count: number }>>(
+      `SELECT count(*)::int AS count FROM messages.accepted_requests WHERE account_id = $1`,
+      [sender.accountId],
+    );
+    expect(row?.count).toBe(1);
+    expect(await sendCount(sender.accountId)).toBe(0);
+  });
+
   it('takes a large message from the upload bucket, body byte for byte', async () => {
     const sender = await newSender(app);
     const body = `${randomBytes(600_000).toString('base64').replace(/.{76}/g, '$&\r\n')}\r\n`;
