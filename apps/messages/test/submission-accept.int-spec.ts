@@ -356,6 +356,21 @@ describe('messages service: SMTP submissions', () => {
     expect(await sendCount(sender.accountId)).toBe(1);
   });
 
+  it('commits concurrent submissions together, each once, a repeated one answered the committed result', async () => {
+    const sender = await newSender(app);
+    const requests = Array.from({ length: 12 }, () => submission(sender, mime(sender)));
+    const repeated = requests[3];
+    if (!repeated) throw new Error('no request to repeat');
+
+    const results = await Promise.all([...requests, repeated, repeated].map(submit));
+
+    const ids = results.map((result) => result.messages[0]?.id ?? null);
+    expect(new Set(ids.slice(0, 12)).size).toBe(12);
+    expect(results.slice(12)).toEqual([results[3], results[3]]);
+    expect(await sendCount(sender.accountId)).toBe(12);
+    for (const id of ids) expect((await messageRow(id)).status).toBe('Received');
+  });
+
   it('records a submission whose every recipient is suppressed, and answers its retry alike', async () => {
     const sender = await newSender(app);
     await suppress(app, sender.accountId, 'gone@recipient.test', 'hard bounce');
