@@ -356,7 +356,7 @@ describe('messages service: SMTP submissions', () => {
     expect(await sendCount(sender.accountId)).toBe(1);
   });
 
-  it('commits concurrent submissions together, each once, a repeated one answered the committed result', async () => {
+  it('stores concurrent submissions each once, a repeated one answered the committed result', async () => {
     const sender = await newSender(app);
     const requests = Array.from({ length: 12 }, () => submission(sender, mime(sender)));
     const repeated = requests[3];

@@ -59,7 +59,6 @@ import {
   SenderAuthorizations,
 } from '../senders/sender-authorizations.service';
 import { ControlHeaderError, withHeaderControls } from '../submissions/control-headers';
-import { SubmissionCommits } from '../submissions/submission-commits.service';
 import { TrackingRepository } from '../tracking/tracking.repository';
 import { deliveryChunks, firstDeliveryJob } from './delivery-chunks';
 import { combinedInsertStatement, type InsertStatement } from './insert-rows';
@@ -446,7 +445,6 @@ export class AcceptService {
     private readonly composer: StoredComposer,
     private readonly acceptedRequests: AcceptedRequests,
     private readonly credits: CreditReservations,
-    private readonly submissionCommits: SubmissionCommits,
   ) {}
 
   /** One message per recipient, whose To holds that recipient only; once per idempotency key. */
@@ -782,8 +780,8 @@ export class AcceptService {
 
   /**
    * Runs the send's statements as one, with its idempotency record when it has a key: a
-   * submission's key, unique to it, is claimed in that statement (committed with the concurrent
-   * submissions', see SubmissionCommits); an API key is recorded first, in a transaction.
+   * submission's key, unique to it, is claimed in that statement; an API key is recorded first,
+   * in a transaction.
    */
   private async commit(
     request: SendContext,
@@ -795,9 +793,7 @@ export class AcceptService {
     const rows = combinedInsertStatement(claim ? [claim, ...statements] : statements);
     if (!rows) throw new Error('a send has rows to insert');
     // Its text depends only on which tables get rows and the number of attachments: prepared.
-    if (claim) {
-      await this.submissionCommits.commit(rows);
-    } else if (request.idempotency === undefined) {
+    if (request.idempotency === undefined || claim) {
       // One statement is atomic on its own: no BEGIN and COMMIT round trips.
       await preparedQuery(this.dataSource.manager, rows.sql, rows.parameters);
     } else {

@@ -9,7 +9,6 @@ import { RetentionPurgeService } from '../retention/retention-purge.service';
 import { AccountDefaultsService } from '../senders/account-defaults.service';
 import { SenderAuthorizations } from '../senders/sender-authorizations.service';
 import { SubmissionAccept } from '../submissions/submission-accept.service';
-import { SubmissionCommits } from '../submissions/submission-commits.service';
 import { SubmissionsController } from '../submissions/submissions.controller';
 import { TrackingRepository } from '../tracking/tracking.repository';
 import { AcceptService } from './accept.service';
@@ -41,7 +40,6 @@ import { SuppressionChecks } from './suppression-checks.service';
     MessageContents,
     AcceptService,
     SubmissionAccept,
-    SubmissionCommits,
     MessagesService,
     DeliveryViewService,
     RetentionPurgeService,
