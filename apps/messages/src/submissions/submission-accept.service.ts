@@ -112,7 +112,7 @@ export class SubmissionAccept {
     }
     const block = readHeaderBlock(original);
     if (!block) throw MessagesException.submissionMalformed('no parseable header block');
-    const headers = await parseSubmittedHeaders(original, block);
+    const headers = parseSubmittedHeaders(original, block);
     if (!headers) throw MessagesException.submissionMalformed('no From header with an address');
     const domains = request.credential_domains;
     if (domains !== undefined && !domains.includes(headers.fromDomain)) {
