@@ -356,6 +356,46 @@ describe('messages service: SMTP submissions', () => {
     expect(await sendCount(sender.accountId)).toBe(1);
   });
 
+  it('stores concurrent submissions each once, a repeated one answered the committed result', async () => {
+    const sender = await newSender(app);
+    const requests = Array.from({ length: 12 }, () => submission(sender, mime(sender)));
+    const repeated = requests[3];
+    if (!repeated) throw new Error('no request to repeat');
+
+    const results = await Promise.all([...requests, repeated, repeated].map(submit));
+
+    const ids = results.map((result) => result.messages[0]?.id ?? null);
+    expect(new Set(ids.slice(0, 12)).size).toBe(12);
+    expect(results.slice(12)).toEqual([results[3], results[3]]);
+    expect(await sendCount(sender.accountId)).toBe(12);
+    for (const id of ids) expect((await messageRow(id)).status).toBe('Received');
+  });
+
+  it('records a submission whose every recipient is suppressed, and answers its retry alike', async () => {
+    const sender = await newSender(app);
+    await suppress(app, sender.accountId, 'gone@recipient.test', 'hard bounce');
+    const request = submission(sender, mime(sender), { recipients: ['gone@recipient.test'] });
+
+    const first = await submit(request);
+    const again = await submit(request);
+
+    expect(first.messages).toEqual([
+      {
+        recipient: 'gone@recipient.test',
+        id: null,
+        status: 'error',
+        error: 'recipient is suppressed: hard bounce',
+      },
+    ]);
+    expect(again).toEqual(first);
+    const [row] = await app.dataSource.query<Array<{ count: number }>>(
+      `SELECT count(*)::int AS count FROM messages.accepted_requests WHERE account_id = $1`,
+      [sender.accountId],
+    );
+    expect(row?.count).toBe(1);
+    expect(await sendCount(sender.accountId)).toBe(0);
+  });
+
   it('takes a large message from the upload bucket, body byte for byte', async () => {
     const sender = await newSender(app);
     const body = `${randomBytes(600_000).toString('base64').replace(/.{76}/g, '$&\r\n')}\r\n`;

@@ -20,6 +20,7 @@ import {
 } from './account.entity';
 import { toAccountRecord } from './account.mapper';
 import { requireAccount } from './account-lookup';
+import { accountStatus } from './account-status';
 import { AccountsException } from './accounts.exception';
 import { type AccountChanges, AccountsRepository } from './accounts.repository';
 
@@ -100,11 +101,20 @@ export class AccountsService {
     return toAccountRecord(await requireAccount(this.accounts, accountId));
   }
 
-  /** What accepting a send needs of the account (messages service). */
+  /** What accepting a send needs of the account (messages service), its status included. */
   async sendingSettings(accountId: string): Promise<AccountSendingRecord> {
     const account = await requireAccount(this.accounts, accountId);
+    const parent =
+      account.parentAccountId === null
+        ? null
+        : await this.accounts.findById(account.parentAccountId);
     return {
       account_id: account.id,
+      status: accountStatus({
+        deletedAt: account.deletedAt,
+        suspendedAt: account.suspendedAt,
+        parentSuspendedAt: parent?.suspendedAt ?? null,
+      }),
       track_opens: account.trackOpens,
       track_clicks: account.trackClicks,
       message_metadata_retention: account.messageMetadataRetention,

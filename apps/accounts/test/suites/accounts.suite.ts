@@ -163,6 +163,7 @@ export function accountsSuite(getApp: () => AccountsTestApp): void {
           app.rpc.request(AccountsSubjects.getSendingSettings, { account_id: account.id }),
         ).resolves.toEqual({
           account_id: account.id,
+          status: 'active',
           track_opens: account.track_opens,
           track_clicks: account.track_clicks,
           message_metadata_retention: account.message_metadata_retention,

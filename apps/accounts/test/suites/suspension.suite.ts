@@ -148,6 +148,29 @@ export function suspensionSuite(getApp: () => AccountsTestApp): void {
       });
     });
 
+    it('answers the status accountStatuses gives in the sending settings', async () => {
+      const { parentId, plain, ownFirst, deleted } = await family();
+      await suspend(parentId);
+      await byParent(plain, 'suspend');
+      const everyone = [parentId, plain.id, ownFirst.id, deleted.id];
+
+      const { statuses } = await app.rpc.request(AccountsSubjects.accountStatuses, {
+        account_ids: everyone,
+      });
+      const settings = await Promise.all(
+        everyone.map((accountId) =>
+          app.rpc.request(AccountsSubjects.getSendingSettings, { account_id: accountId }),
+        ),
+      );
+
+      expect(settings.map(({ account_id, status }) => ({ account_id, status }))).toEqual(
+        everyone.map((accountId) => statuses.find((entry) => entry.account_id === accountId)),
+      );
+      expect(new Set(settings.map((setting) => setting.status))).toEqual(
+        new Set(['suspended', 'parent-suspended', 'deleted']),
+      );
+    });
+
     it('announces the account and all its children after each change', async () => {
       const { parentId, plain, ownFirst, deleted } = await family();
       const everyone = [parentId, plain.id, ownFirst.id, deleted.id];

@@ -130,6 +130,18 @@ function run(command: string, args: string[], input?: string): Promise<string> {
   });
 }
 
+/** The operator's suspension (admin CLI), broadcast to every replica. */
+async function suspendByOperator(accountId: string): Promise<void> {
+  await run(process.execPath, [
+    ADMIN,
+    'accounts',
+    'suspend',
+    accountId,
+    '--reason',
+    'abuse report',
+  ]);
+}
+
 /** Python's smtplib: STARTTLS, AUTH PLAIN, MAIL FROM (BODY=8BITMIME for 8-bit mail), DATA. */
 const SMTPLIB_SCRIPT = `
 import smtplib, ssl, sys, json
@@ -348,19 +360,43 @@ describe('SMTP submission (issue 16)', () => {
     expect(receiptsFor(to.to)).toHaveLength(0);
   });
 
+  it('answers 521 at once to the next message of a session logged in before its account was suspended', async () => {
+    const suspended = await createAccountSession();
+    const own = await createVerifiedDomain(suspended);
+    const suspendedLogin = await credential(suspended, { scope: 'global' });
+    const { host, port } = e2eEnvironment().smtpSubmission;
+    const transport = nodemailer.createTransport({
+      host,
+      port,
+      pool: true,
+      maxConnections: 1,
+      requireTLS: true,
+      auth: { user: suspendedLogin.username, pass: suspendedLogin.password },
+      tls: { ca: readFileSync(e2eEnvironment().caFile), servername: 'localhost' },
+    });
+    const send = () => {
+      const to = { from: `app@${own.domain}`, to: `held-${randomUUID().slice(0, 8)}@example.net` };
+      return transport.sendMail({ envelope: to, raw: compose('plain', to) });
+    };
+    try {
+      // The messages service now holds the account's settings (and status) for 10 s.
+      expect((await send()).response).toMatch(QUEUED);
+      const cachedAt = Date.now();
+      await suspendByOperator(suspended.accountId);
+
+      await expect(send()).rejects.toMatchObject({ responseCode: 521 });
+      // Before ACCOUNT_CACHE_TTL_MS (10 s) ran out: the status change broadcast dropped it.
+      expect(Date.now() - cachedAt).toBeLessThan(10_000);
+    } finally {
+      transport.close();
+    }
+  });
+
   it('answers 521 to the logins of a suspended account', async () => {
     const suspended = await createAccountSession();
     await createVerifiedDomain(suspended);
     const suspendedLogin = await credential(suspended, { scope: 'global' });
-    // The operator's suspension (admin CLI), broadcast to every smtp replica.
-    await run(process.execPath, [
-      ADMIN,
-      'accounts',
-      'suspend',
-      suspended.accountId,
-      '--reason',
-      'abuse report',
-    ]);
+    await suspendByOperator(suspended.accountId);
     const { host, port } = e2eEnvironment().smtpSubmission;
     const transport = nodemailer.createTransport({
       host,

@@ -23,6 +23,15 @@ const INSERT_SQL = `
     WHERE accepted_requests.created_at <= now() - $5 * interval '1 millisecond'
   RETURNING 1`;
 
+/**
+ * Records the key of a request it is unique to (an SMTP submission's), as part of the statement
+ * that stores the send: a repeat, or a concurrent duplicate once the first commits, fails the
+ * whole statement on the primary key.
+ */
+const CLAIM_SQL = `
+  INSERT INTO messages.accepted_requests (account_id, idempotency_key, request_fingerprint, reply)
+  VALUES ($1, $2, $3, $4)`;
+
 /** Deletes up to $1 records past the window ($2 ms), oldest first; replicas skip each other's. */
 const PURGE_SQL = `
   WITH purged AS (
@@ -81,6 +90,22 @@ export class AcceptedRequestsRepository {
       windowMs,
     ]);
     return rows.length === 1;
+  }
+
+  /** The statement that records a key unique to its request (see CLAIM_SQL). */
+  claimStatement(
+    owner: AcceptedRequestKey,
+    accepted: AcceptedRequest,
+  ): { sql: string; parameters: unknown[] } {
+    return {
+      sql: CLAIM_SQL,
+      parameters: [
+        owner.accountId,
+        owner.key,
+        accepted.fingerprint,
+        JSON.stringify(accepted.reply),
+      ],
+    };
   }
 
   async purgeExpired(limit: number, windowMs: number): Promise<number> {

@@ -1,4 +1,8 @@
-import { type CreateMessageResult, MessagesErrorCode } from '@envoi/contracts-messages';
+import {
+  type AcceptSubmissionResult,
+  type CreateMessageResult,
+  MessagesErrorCode,
+} from '@envoi/contracts-messages';
 import type { EntityManager } from 'typeorm';
 
 import type { MessagesConfig } from '../messages.config';
@@ -91,6 +95,46 @@ describe('AcceptedRequests.once', () => {
     await expect(service.once(keyed, () => Promise.reject(new Error('boom')))).rejects.toThrow(
       'boom',
     );
+  });
+});
+
+function submitted(header: string): AcceptSubmissionResult {
+  return {
+    message_id_header: header,
+    messages: [{ recipient: 'to@example.net', id: header, status: 'queued', error: null }],
+  };
+}
+
+describe('AcceptedRequests.onceSubmitted', () => {
+  it('accepts without looking the key up first', async () => {
+    const { service, records } = setup([]);
+    await expect(
+      service.onceSubmitted(keyed, () => Promise.resolve(submitted('<new@x>'))),
+    ).resolves.toEqual(submitted('<new@x>'));
+    expect(records.findLive).not.toHaveBeenCalled();
+  });
+
+  it('answers the committed reply when the key is found taken at commit', async () => {
+    const { service } = setup([{ fingerprint: FINGERPRINT, reply: submitted('<old@x>') }], false);
+    const accept = async () => {
+      await service.record(MANAGER, keyed, submitted('<again@x>'));
+      return submitted('<again@x>');
+    };
+    await expect(service.onceSubmitted(keyed, accept)).resolves.toEqual(submitted('<old@x>'));
+  });
+
+  it('answers the committed reply when a retry is refused by checks that changed since', async () => {
+    const { service } = setup([{ fingerprint: FINGERPRINT, reply: submitted('<old@x>') }]);
+    await expect(
+      service.onceSubmitted(keyed, () => Promise.reject(new Error('account suspended'))),
+    ).resolves.toEqual(submitted('<old@x>'));
+  });
+
+  it('lets a failure through when nothing was committed under the key', async () => {
+    const { service } = setup([null]);
+    await expect(
+      service.onceSubmitted(keyed, () => Promise.reject(new Error('boom'))),
+    ).rejects.toThrow('boom');
   });
 });
 

@@ -57,12 +57,23 @@ export class AcceptedRequests {
     return this.onceAs(request, accept, isCreatedList);
   }
 
-  /** {@link once} for an SMTP submission (keyed by its submission id). */
-  onceSubmitted(
+  /**
+   * {@link once} for an SMTP submission (keyed by its submission id), without a look-up first:
+   * almost every submission is new, and one that is not fails to claim its key when it commits
+   * (see claimStatement). Any failure, that one or a refusal by checks that have changed since
+   * the committed attempt, answers the committed reply when there is one.
+   */
+  async onceSubmitted(
     request: SendContext,
     accept: () => Promise<AcceptSubmissionResult>,
   ): Promise<AcceptSubmissionResult> {
-    return this.onceAs(request, accept, isSubmissionResult);
+    try {
+      return await accept();
+    } catch (error) {
+      const committed = await this.earlierReply(request, isSubmissionResult);
+      if (committed) return committed;
+      throw error;
+    }
   }
 
   private async onceAs<R extends AcceptedReply>(
@@ -92,6 +103,22 @@ export class AcceptedRequests {
     if (!(await this.records.insert(manager, owner, accepted, this.windowMs))) {
       throw new KeyTakenMeanwhile();
     }
+  }
+
+  /**
+   * The statement recording the key of a submission (unique to it, never reused past the window),
+   * to run as part of the one statement that stores it; undefined without a key.
+   */
+  claimStatement(
+    request: SendContext,
+    reply: AcceptedReply,
+  ): { sql: string; parameters: unknown[] } | undefined {
+    const idempotency = request.idempotency;
+    if (idempotency === undefined) return undefined;
+    return this.records.claimStatement(
+      { accountId: request.account_id, key: idempotency.key },
+      { fingerprint: idempotency.fingerprint, reply },
+    );
   }
 
   /** Deletes up to `limit` records past the window; returns how many. */

@@ -61,7 +61,7 @@ import {
 import { ControlHeaderError, withHeaderControls } from '../submissions/control-headers';
 import { TrackingRepository } from '../tracking/tracking.repository';
 import { deliveryChunks, firstDeliveryJob } from './delivery-chunks';
-import { combinedInsertStatement } from './insert-rows';
+import { combinedInsertStatement, type InsertStatement } from './insert-rows';
 import type { MessageKind } from './message.entity';
 import { messageIdHeader, messageIdHeaderKey, uuidv7, uuidv7s } from './message-ids';
 import { MessagesException } from './messages.exception';
@@ -697,10 +697,11 @@ export class AcceptService {
 
   /**
    * Checks the sizes, then stores the messages: within the account's monthly credit when it has
-   * one (see storeWithinCredit), else in one statement (see rowsStatement), which is atomic on its
+   * one (see storeWithinCredit), else in one statement (see rowStatements), which is atomic on its
    * own, with a `message.suppressed` per suppressed recipient (alone when no message is left).
-   * Under an idempotency key it runs in a transaction after the key and its reply (first, so
-   * that a concurrent duplicate waits for it). Nothing is composed for storage: reads compose
+   * Under an API idempotency key it runs in a transaction after the key and its reply (first, so
+   * that a concurrent duplicate waits for it); a submission claims its key in the statement
+   * itself. Nothing is composed for storage: reads compose
    * from the send. Answers the reply.
    */
   private async store(
@@ -729,7 +730,8 @@ export class AcceptService {
         await this.commit(
           request,
           recorded(reply),
-          enqueueOutboxStatement(this.dataSource.manager, suppressed),
+          [enqueueOutboxStatement(this.dataSource.manager, suppressed)],
+          submitted !== undefined,
         );
         this.outbox.notify();
       }
@@ -747,7 +749,12 @@ export class AcceptService {
     };
     if (setting.monthlyCredit > 0) return this.storeWithinCredit(stored, drafts, data, recorded);
     const reply = fitReply(data);
-    await this.commit(request, recorded(reply), this.rowsStatement(stored, drafts));
+    await this.commit(
+      request,
+      recorded(reply),
+      this.rowStatements(stored, drafts),
+      submitted !== undefined,
+    );
     this.accepted(stored, drafts);
     return reply;
   }
@@ -771,14 +778,22 @@ export class AcceptService {
     return prepared;
   }
 
-  /** Runs the send's one statement, with its idempotency record when it has a key. */
+  /**
+   * Runs the send's statements as one, with its idempotency record when it has a key: a
+   * submission's key, unique to it, is claimed in that statement; an API key is recorded first,
+   * in a transaction.
+   */
   private async commit(
     request: SendContext,
     reply: AcceptedReply,
-    rows: { sql: string; parameters: unknown[] },
+    statements: InsertStatement[],
+    submitted: boolean,
   ): Promise<void> {
+    const claim = submitted ? this.acceptedRequests.claimStatement(request, reply) : undefined;
+    const rows = combinedInsertStatement(claim ? [claim, ...statements] : statements);
+    if (!rows) throw new Error('a send has rows to insert');
     // Its text depends only on which tables get rows and the number of attachments: prepared.
-    if (request.idempotency === undefined) {
+    if (request.idempotency === undefined || claim) {
       // One statement is atomic on its own: no BEGIN and COMMIT round trips.
       await preparedQuery(this.dataSource.manager, rows.sql, rows.parameters);
     } else {
@@ -822,7 +837,7 @@ export class AcceptService {
       }
       const rows =
         kept.length > 0
-          ? this.rowsStatement(stored, kept)
+          ? combinedInsertStatement(this.rowStatements(stored, kept))
           : stored.suppressed.length > 0
             ? enqueueOutboxStatement(manager, stored.suppressed)
             : undefined;
@@ -849,15 +864,12 @@ export class AcceptService {
   }
 
   /**
-   * One statement of one INSERT per table (each column one array parameter, expanded by
+   * One INSERT per table, to run as one statement (each column one array parameter, expanded by
    * PostgreSQL): the send and its attachments, the messages, their tracked links, and the outbox
    * rows (reception events first, then the suppressed recipients' events, then the delivery jobs,
    * due at the first attempt).
    */
-  private rowsStatement(
-    stored: StoredSend,
-    drafts: Draft[],
-  ): { sql: string; parameters: unknown[] } {
+  private rowStatements(stored: StoredSend, drafts: Draft[]): InsertStatement[] {
     const { request, body, setting, sources, prepared } = stored;
     const { options, sender, now } = setting;
     const sendId = uuidv7(now.getTime());
@@ -969,7 +981,7 @@ export class AcceptService {
         options.firstAttemptAt ?? undefined,
       ),
     );
-    const rows = combinedInsertStatement([
+    return [
       ...this.sends.insertStatements(send, attachments, sendLinks),
       this.messages.insertSendMessagesStatement(shared, messages),
       ...this.tracking.insertLinksStatements(messageLinks),
@@ -978,9 +990,7 @@ export class AcceptService {
         ...stored.suppressed,
         ...jobs,
       ]),
-    ]);
-    if (!rows) throw new Error('a send with messages has rows to insert');
-    return rows;
+    ];
   }
 
   private accepted({ setting, sources }: StoredSend, drafts: Draft[]): void {

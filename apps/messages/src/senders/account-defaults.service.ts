@@ -1,30 +1,57 @@
-import { AccountsSubjects } from '@envoi/contracts-accounts';
+import { AccountsSubjects, type AccountStatus } from '@envoi/contracts-accounts';
 import { TtlCache } from '@envoi/shared-cache';
-import { RpcClient } from '@envoi/shared-nats';
-import { Injectable } from '@nestjs/common';
+import { NATS_CONNECTION, RpcClient, subscribeBroadcast } from '@envoi/shared-nats';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnModuleDestroy,
+  type OnModuleInit,
+} from '@nestjs/common';
+import type { NatsConnection, Subscription } from 'nats';
 
 import { MessagesConfig } from '../messages.config';
 import type { AccountDefaults } from '../messages/send-options';
 
 const MAX_ENTRIES = 10_000;
 
-/** The account's defaults, and its cap on messages per billing period (0: none). */
+/** The account's defaults, its cap on messages per billing period (0: none) and its status. */
 export interface SendingAccount extends AccountDefaults {
   monthlyCredit: number;
+  status: AccountStatus;
 }
 
 /**
- * An account's tracking and retention defaults and its monthly credit (accounts service), reused
- * for a short while: a change applies to sends accepted after ACCOUNT_CACHE_TTL_MS at the latest.
+ * An account's tracking and retention defaults, its monthly credit and its status (accounts
+ * service), reused for a short while: a change of the defaults or the credit applies to sends
+ * accepted after ACCOUNT_CACHE_TTL_MS at the latest; a change of status drops the account at
+ * once (the accounts service broadcasts it to every replica), the TTL bounding a lost broadcast.
  */
 @Injectable()
-export class AccountDefaultsService {
+export class AccountDefaultsService implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(AccountDefaultsService.name);
   private readonly cache = new TtlCache<SendingAccount>(MAX_ENTRIES);
+  private subscription: Subscription | undefined;
 
   constructor(
     private readonly rpc: RpcClient,
     private readonly config: MessagesConfig,
+    @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
   ) {}
+
+  onModuleInit(): void {
+    this.subscription = subscribeBroadcast(
+      this.connection,
+      AccountsSubjects.accountStatusChanged,
+      (event) => event.account_ids.forEach((accountId) => this.cache.invalidate(accountId)),
+      (error) => this.logger.warn(`account status change broadcast: ${String(error)}`),
+    );
+  }
+
+  onModuleDestroy(): void {
+    this.subscription?.unsubscribe();
+    this.subscription = undefined;
+  }
 
   get(accountId: string): Promise<SendingAccount> {
     return this.cache.get(
@@ -34,6 +61,7 @@ export class AccountDefaultsService {
           account_id: accountId,
         });
         return {
+          status: account.status,
           monthlyCredit: account.monthly_credit,
           trackOpens: account.track_opens,
           trackClicks: account.track_clicks,

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 
-import { AccountsSubjects } from '@envoi/contracts-accounts';
+import { AccountsErrorCode } from '@envoi/contracts-accounts';
 import { CodedError } from '@envoi/contracts-core';
 import {
   type AcceptSubmissionRequest,
@@ -12,7 +12,7 @@ import {
   type SendOptionsBody,
   type SubmittedMessageRecord,
 } from '@envoi/contracts-messages';
-import { NATS_CONNECTION, RpcClient, takeUpload, UploadUnavailableError } from '@envoi/shared-nats';
+import { NATS_CONNECTION, takeUpload, UploadUnavailableError } from '@envoi/shared-nats';
 import { Inject, Injectable } from '@nestjs/common';
 import type { NatsConnection } from 'nats';
 
@@ -20,6 +20,7 @@ import { AcceptedRequests } from '../accepted-requests/accepted-requests.service
 import { isCreditRefusal } from '../credit/credit-reservations.repository';
 import { AcceptService } from '../messages/accept.service';
 import { MessagesException } from '../messages/messages.exception';
+import { AccountDefaultsService } from '../senders/account-defaults.service';
 import {
   controlFields,
   ControlHeaderError,
@@ -78,7 +79,7 @@ export class SubmissionAccept {
   constructor(
     private readonly accept: AcceptService,
     private readonly acceptedRequests: AcceptedRequests,
-    private readonly rpc: RpcClient,
+    private readonly accounts: AccountDefaultsService,
     @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
   ) {}
 
@@ -111,7 +112,7 @@ export class SubmissionAccept {
     }
     const block = readHeaderBlock(original);
     if (!block) throw MessagesException.submissionMalformed('no parseable header block');
-    const headers = await parseSubmittedHeaders(original, block);
+    const headers = parseSubmittedHeaders(original, block);
     if (!headers) throw MessagesException.submissionMalformed('no From header with an address');
     const domains = request.credential_domains;
     if (domains !== undefined && !domains.includes(headers.fromDomain)) {
@@ -164,14 +165,22 @@ export class SubmissionAccept {
     }
   }
 
-  /** A suspended (or deleted) account sends nothing. */
+  /**
+   * A suspended (or deleted) account sends nothing. Its status comes with its cached sending
+   * settings, dropped on every replica as soon as the accounts service announces a change.
+   */
   private async checkActive(accountId: string): Promise<void> {
-    const { statuses } = await this.rpc.request(AccountsSubjects.accountStatuses, {
-      account_ids: [accountId],
-    });
-    const status = statuses.find((entry) => entry.account_id === accountId)?.status;
+    let status: string;
+    try {
+      status = (await this.accounts.get(accountId)).status;
+    } catch (error) {
+      if (!(error instanceof CodedError && error.hasCode(AccountsErrorCode.AccountNotFound))) {
+        throw error;
+      }
+      status = 'unknown';
+    }
     if (status !== 'active') {
-      throw MessagesException.submissionAccountDisabled(`the account is ${status ?? 'unknown'}`);
+      throw MessagesException.submissionAccountDisabled(`the account is ${status}`);
     }
   }
 }

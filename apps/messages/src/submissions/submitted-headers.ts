@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 
 import { normalizeDomainName } from '@envoi/contracts-core';
-import { simpleParser } from 'mailparser';
+import { decodeEncodedWords } from '@envoi/shared-composition';
+import addressparser from 'nodemailer/lib/addressparser';
 
-import type { HeaderBlock } from './header-block';
+import { fieldsNamed, type HeaderBlock, type HeaderField } from './header-block';
 
 /** What a submission's header block says that accept needs. */
 export interface SubmittedHeaders {
@@ -15,21 +16,45 @@ export interface SubmittedHeaders {
   subject: string;
 }
 
-/** The header block alone, parsed: From (else Sender) and Subject; undefined without an address. */
-export async function parseSubmittedHeaders(
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * A field's value unfolded (each line break and the whitespace after it one space, as mailparser
+ * reads it), read as UTF-8 when its bytes are (8-bit headers), else byte for byte.
+ */
+function unfoldedValue(raw: Buffer, field: HeaderField): string {
+  const bytes = raw.subarray(field.start, field.end);
+  const value = bytes.subarray(bytes.indexOf(0x3a) + 1);
+  let text: string;
+  try {
+    text = UTF8.decode(value);
+  } catch {
+    text = value.toString('latin1');
+  }
+  return text.replace(/\r?\n[ \t]+/g, ' ').trim();
+}
+
+/**
+ * From (its first address) and Subject (encoded words decoded), read from the header block the
+ * caller parsed: undefined without a From address.
+ */
+export function parseSubmittedHeaders(
   raw: Buffer,
   block: HeaderBlock,
-): Promise<SubmittedHeaders | undefined> {
-  const headersOnly = Buffer.concat([raw.subarray(0, block.end), Buffer.from(block.eol)]);
-  const parsed = await simpleParser(headersOnly, { skipHtmlToText: true, skipTextToHtml: true });
-  const address = parsed.from?.value.find((entry) => entry.address)?.address;
+): SubmittedHeaders | undefined {
+  const fromField = fieldsNamed(block, 'from')[0];
+  if (!fromField) return undefined;
+  const address = addressparser(unfoldedValue(raw, fromField), { flatten: true }).find(
+    (entry) => entry.address,
+  )?.address;
   if (!address) return undefined;
   const at = address.lastIndexOf('@');
   if (at <= 0 || at === address.length - 1) return undefined;
+  const subjectField = fieldsNamed(block, 'subject')[0];
   return {
     from: address,
     fromDomain: normalizeDomainName(address.slice(at + 1)),
-    subject: parsed.subject ?? '',
+    subject: subjectField ? decodeEncodedWords(unfoldedValue(raw, subjectField)) : '',
   };
 }
 

@@ -126,10 +126,11 @@ export class SubmissionSession {
     if (unknown) return Replies.parameterNotRecognized(unknown);
     if (address.address === '') return Replies.nullSenderRefused();
     const domain = domainOf(address.address);
-    const refused = Replies.senderNotAllowed(login.username, login.account_id);
-    if (login.scope === 'scoped' && !login.domains.includes(domain)) return refused;
+    // A reply is an Error (its stack taken when made): made only for a refusal.
+    const refused = () => Replies.senderNotAllowed(login.username, login.account_id);
+    if (login.scope === 'scoped' && !login.domains.includes(domain)) return refused();
     try {
-      return (await this.deps.senders.mayUse(login.account_id, domain)) ? null : refused;
+      return (await this.deps.senders.mayUse(login.account_id, domain)) ? null : refused();
     } catch (error) {
       if (error instanceof RpcError) return Replies.temporaryFailure();
       throw error;

@@ -71,6 +71,8 @@ export interface SubAccountsUsageRecord {
 /** Internal (messages service): what accepting a send needs of its account, in one answer. */
 export interface AccountSendingRecord {
   account_id: string;
+  /** Only an `active` account sends; the others' sends are refused. */
+  status: AccountStatus;
   track_opens: boolean;
   track_clicks: boolean;
   message_metadata_retention: number;
