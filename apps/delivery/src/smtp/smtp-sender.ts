@@ -112,8 +112,9 @@ function isTlsFailure(error: unknown): boolean {
 /** The caller's say over the sessions of an attempt. */
 export interface SessionGate {
   /**
-   * Called with a connection in hand, before the envelope goes out: false sends nothing (the
-   * connection goes back to the pool) and the attempt ends as aborted.
+   * Called with a connection in hand, as the envelope goes out: the message's data waits for
+   * its answer. False sends no data (the session is closed) and the attempt ends as aborted; a
+   * rejection does the same and is thrown to the caller.
    */
   open(): Promise<boolean>;
   /** Once aborted, stops a session whose message data has not been read yet (not one after). */
@@ -197,22 +198,17 @@ export class SmtpSender {
         }
         return { kind: 'next', reply: connectionReply(error) };
       }
-      // The gate may claim the attempt (a database write): nothing is sent before it says so.
-      const opened = gate
-        ? await gate.open().catch((error: unknown) => {
-            this.pool.giveBack(leased, true);
-            session.done();
-            throw error;
-          })
-        : true;
-      if (!opened) {
-        this.pool.giveBack(leased, true);
-        session.done();
-        return { kind: 'aborted', host: endpoint.host, dataSent: false };
-      }
-      const stream = session.watch(Readable.from([data], { objectMode: false }));
+      // The gate may claim the attempt (a database write): it runs while the envelope goes out,
+      // and the message's data waits for its answer.
+      const verdict = new GateVerdict(gate);
+      const stream = session.watch(verdict.guard(data));
       try {
-        const info = await this.pool.send(leased, envelope, stream, signal);
+        const info = await this.pool.send(
+          leased,
+          envelope,
+          stream,
+          AbortSignal.any([signal, verdict.refused]),
+        );
         this.pool.giveBack(leased, true);
         const reply = parseSmtpReply(info.response);
         return {
@@ -226,7 +222,11 @@ export class SmtpSender {
         this.pool.giveBack(leased, false);
         const dataSent = stream.readableDidRead;
         stream.destroy();
-        if (signal.aborted) return { kind: 'aborted', host: endpoint.host, dataSent };
+        // Whatever ended the session, the attempt's claim is settled before the result is.
+        await verdict.settled();
+        if (signal.aborted || verdict.refused.aborted) {
+          return { kind: 'aborted', host: endpoint.host, dataSent };
+        }
         const details = asSmtpError(error);
         const refused = refusals(details.rejectedErrors ?? []);
         if (details.command === 'RCPT TO' && refused.length > 0) {
@@ -249,6 +249,60 @@ export class SmtpSender {
       }
     }
     return { kind: 'next', reply: 'gave up on this address' };
+  }
+}
+
+/**
+ * A session's wait for its gate: the message's data is given to the session only once the gate
+ * opened; a gate that refused, or failed, stops the session before any data went out.
+ */
+class GateVerdict {
+  private readonly stop = new AbortController();
+  private readonly opened: Promise<boolean>;
+  private failure: { error: unknown } | null = null;
+
+  constructor(gate: SessionGate | undefined) {
+    this.opened = gate
+      ? gate.open().then(
+          (open) => {
+            if (!open) this.stop.abort();
+            return open;
+          },
+          (error: unknown) => {
+            this.failure = { error };
+            this.stop.abort();
+            return false;
+          },
+        )
+      : Promise.resolve(true);
+  }
+
+  /** Aborted once the gate refused or failed. */
+  get refused(): AbortSignal {
+    return this.stop.signal;
+  }
+
+  /** The message's data, read only once the gate opened. */
+  guard(data: Buffer): Readable {
+    let asked = false;
+    const opened = this.opened;
+    return new Readable({
+      read() {
+        if (asked) return;
+        asked = true;
+        void opened.then((open) => {
+          if (!open) return;
+          this.push(data);
+          this.push(null);
+        });
+      },
+    });
+  }
+
+  /** Resolves once the gate answered; throws its error when it failed. */
+  async settled(): Promise<void> {
+    await this.opened;
+    if (this.failure) throw this.failure.error;
   }
 }
 
