@@ -56,7 +56,7 @@ describe('SmtpSender with a session gate', () => {
   let sender: SmtpSender;
 
   beforeEach(async () => {
-    const port = await findFreePort(HOST);
+    const port = await findFreePort();
     sink = await SmtpSink.start(HOST, port, false);
     pool = new SmtpPool({
       port,
