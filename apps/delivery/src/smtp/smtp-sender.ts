@@ -200,15 +200,10 @@ export class SmtpSender {
       }
       // The gate may claim the attempt (a database write): it runs while the envelope goes out,
       // and the message's data waits for its answer.
-      const verdict = new GateVerdict(gate);
+      const verdict = new GateVerdict(gate, session.stop);
       const stream = session.watch(verdict.guard(data));
       try {
-        const info = await this.pool.send(
-          leased,
-          envelope,
-          stream,
-          AbortSignal.any([signal, verdict.refused]),
-        );
+        const info = await this.pool.send(leased, envelope, stream, signal);
         this.pool.giveBack(leased, true);
         const reply = parseSmtpReply(info.response);
         return {
@@ -224,9 +219,7 @@ export class SmtpSender {
         stream.destroy();
         // Whatever ended the session, the attempt's claim is settled before the result is.
         await verdict.settled();
-        if (signal.aborted || verdict.refused.aborted) {
-          return { kind: 'aborted', host: endpoint.host, dataSent };
-        }
+        if (signal.aborted) return { kind: 'aborted', host: endpoint.host, dataSent };
         const details = asSmtpError(error);
         const refused = refusals(details.rejectedErrors ?? []);
         if (details.command === 'RCPT TO' && refused.length > 0) {
@@ -257,29 +250,24 @@ export class SmtpSender {
  * opened; a gate that refused, or failed, stops the session before any data went out.
  */
 class GateVerdict {
-  private readonly stop = new AbortController();
   private readonly opened: Promise<boolean>;
   private failure: { error: unknown } | null = null;
 
-  constructor(gate: SessionGate | undefined) {
+  /** `stop` ends the session (before its data) when the gate refuses or fails. */
+  constructor(gate: SessionGate | undefined, stop: () => void) {
     this.opened = gate
       ? gate.open().then(
           (open) => {
-            if (!open) this.stop.abort();
+            if (!open) stop();
             return open;
           },
           (error: unknown) => {
             this.failure = { error };
-            this.stop.abort();
+            stop();
             return false;
           },
         )
       : Promise.resolve(true);
-  }
-
-  /** Aborted once the gate refused or failed. */
-  get refused(): AbortSignal {
-    return this.stop.signal;
   }
 
   /** The message's data, read only once the gate opened. */
@@ -315,24 +303,33 @@ function connectionReply(error: unknown): string {
 /**
  * One session's signal: the attempt's, or the gate's stop while the message's data has not been
  * read (once read, the session runs to its end: the server may be taking the message). watch()
- * names the message's stream; done() stops listening to the gate.
+ * names the message's stream; stop() ends the session as the gate's stop does; done() stops
+ * listening to the gate.
  */
 export function sessionSignal(
   attempt: AbortSignal,
   beforeData: AbortSignal | undefined,
-): { signal: AbortSignal; watch(stream: Readable): Readable; done(): void } {
+): {
+  signal: AbortSignal;
+  watch(stream: Readable): Readable;
+  stop: () => void;
+  done(): void;
+} {
   let data: Readable | undefined;
   const watch = (stream: Readable) => (data = stream);
-  if (!beforeData) return { signal: attempt, watch, done: () => undefined };
-  const stop = new AbortController();
-  const onStop = () => {
-    if (!data?.readableDidRead) stop.abort();
+  if (!beforeData) {
+    return { signal: attempt, watch, stop: () => undefined, done: () => undefined };
+  }
+  const stopped = new AbortController();
+  const stop = () => {
+    if (!data?.readableDidRead) stopped.abort();
   };
-  if (beforeData.aborted) onStop();
-  else beforeData.addEventListener('abort', onStop, { once: true });
+  if (beforeData.aborted) stop();
+  else beforeData.addEventListener('abort', stop, { once: true });
   return {
-    signal: AbortSignal.any([attempt, stop.signal]),
+    signal: AbortSignal.any([attempt, stopped.signal]),
     watch,
-    done: () => beforeData.removeEventListener('abort', onStop),
+    stop,
+    done: () => beforeData.removeEventListener('abort', stop),
   };
 }
