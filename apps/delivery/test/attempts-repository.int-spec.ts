@@ -81,6 +81,27 @@ describe('AttemptsRepository against PostgreSQL', () => {
     await expect(attempts.find(messageId, 2)).resolves.toBeNull();
   });
 
+  it('finds each (message, attempt) asked for in one query, null for those without a row', async () => {
+    const leaseUntil = new Date(Date.now() + MINUTE_MS);
+    const [first, second] = [randomUUID(), randomUUID()];
+    const firstClaim = await claimOf(first, 1, leaseUntil);
+    const secondClaim = await claimOf(second, 2, leaseUntil);
+
+    const rows = await attempts.findPairs([
+      { messageId: second, attempt: 2 },
+      { messageId: first, attempt: 2 },
+      { messageId: first, attempt: 1 },
+      { messageId: second, attempt: 2 },
+    ]);
+
+    expect(rows.map((row) => row?.id ?? null)).toEqual([
+      secondClaim.id,
+      null,
+      firstClaim.id,
+      secondClaim.id,
+    ]);
+  });
+
   it('claims many attempts in one statement, none held elsewhere or given twice', async () => {
     const leaseUntil = new Date(Date.now() + MINUTE_MS);
     const [free, held] = [randomUUID(), randomUUID()];

@@ -3,10 +3,12 @@ import { pollUntil } from '@envoi/shared-testing';
 import {
   attemptsOf,
   attemptsOfAll,
+  deliveryJobsInfo,
   type DeliveryTestApp,
   isDelivered,
   newSender,
   publishChunkJob,
+  publishJob,
   recipientDomain,
   registerMessage,
   startDeliveryTestApp,
@@ -193,5 +195,40 @@ describe('delivery service: chunk jobs', () => {
     }
     expect(most).toBeGreaterThan(1);
     expect(most).toBeLessThanOrEqual(SLOTS);
+  }, 90_000);
+
+  it('reads one-message jobs ahead of its slots, their views together', async () => {
+    const app = get();
+    await app.service.close();
+    await app.startService({
+      DELIVERY_CONCURRENCY: '2',
+      DELIVERY_READ_AHEAD: '6',
+      SMTP_MAX_CONNECTIONS_PER_HOST: '40',
+    });
+    const domain = recipientDomain(app);
+    const views = Array.from({ length: 8 }, () =>
+      registerMessage(app, sender, [`slow500-${unique('r')}@${domain}`]),
+    );
+    const ids = new Set(views.map((view) => view.id));
+    const batchesBefore = app.views.batches.length;
+    for (const view of views) await publishJob(app, view);
+
+    // Two in session, the six others held and read meanwhile.
+    await pollUntil(
+      () => deliveryJobsInfo(app),
+      (info) => info.num_ack_pending === views.length,
+      { what: 'every job held at once', timeoutMs: 10_000 },
+    );
+    await pollUntil(
+      () => views.filter((view) => app.events.of(view.id).some(isDelivered)).length,
+      (count) => count === views.length,
+      { what: 'every message delivered', timeoutMs: 40_000 },
+    );
+    await waitForEveryJobAcknowledged(app, 10_000);
+    const calls = app.views.batches
+      .slice(batchesBefore)
+      .filter((batch) => batch.some((id) => ids.has(id)));
+    expect(calls.length).toBeLessThan(views.length);
+    expect(calls.flat().sort()).toEqual([...ids].sort());
   }, 90_000);
 });

@@ -40,6 +40,7 @@ const WAITING = 4;
 const DOOMED_ENV = {
   ...SHARED_ENV,
   DELIVERY_CONCURRENCY: String(DOOMED_CONNECTIONS + WAITING),
+  DELIVERY_READ_AHEAD: '0',
   SMTP_MAX_CONNECTIONS_PER_HOST: String(DOOMED_CONNECTIONS),
 };
 /** The survivor: room for every job at once. */

@@ -83,6 +83,20 @@ export class AttemptsRepository {
     return rows[0] ?? null;
   }
 
+  /** Each (message, attempt) asked for, or null when it has no row, in one query. */
+  async findPairs(
+    keys: ReadonlyArray<{ messageId: string; attempt: number }>,
+  ): Promise<Array<AttemptRow | null>> {
+    const rows = await this.dataSource.query<AttemptRow[]>(
+      `SELECT ${ATTEMPT_ROW_COLUMNS}
+         FROM delivery.attempts
+        WHERE (message_id, attempt) IN (SELECT * FROM unnest($1::uuid[], $2::int[]))`,
+      [keys.map((key) => key.messageId), keys.map((key) => key.attempt)],
+    );
+    const byKey = new Map(rows.map((row) => [`${row.messageId}#${row.attempt}`, row]));
+    return keys.map((key) => byKey.get(`${key.messageId}#${key.attempt}`) ?? null);
+  }
+
   /** The given attempt of each message that has one, by message id, in one query. */
   async findEach(messageIds: readonly string[], attempt: number): Promise<Map<string, AttemptRow>> {
     const rows = await this.dataSource.query<AttemptRow[]>(

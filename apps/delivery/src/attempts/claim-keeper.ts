@@ -7,9 +7,10 @@ import { type AttemptClaim, AttemptsRepository } from './attempts.repository';
 
 /**
  * Claims gathered into one INSERT: the sessions of a chunk's messages open close together, and
- * the wait is short next to an SMTP session's.
+ * the wait is short next to an SMTP session's (whose envelope goes out meanwhile). One INSERT at
+ * a time: the claims asked for while it runs go in the next.
  */
-const CLAIM_BATCH: BatcherLimits = { maxItems: 100, maxWaitMs: 2 };
+const CLAIM_BATCH: BatcherLimits = { maxItems: 100, maxWaitMs: 2, oneAtATime: true };
 
 /** Which attempt a claim is for, and when the attempt started. */
 export interface AttemptKey {

@@ -15,9 +15,9 @@ const signer: DkimSigner = {
   headerFieldNames: DKIM_SIGNED_HEADERS,
 };
 
-async function streamSigned(raw: Buffer): Promise<Buffer> {
+async function streamSigned(raw: Buffer, by: DkimSigner = signer): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  for await (const chunk of new DKIM(signer).sign(raw) as Readable) chunks.push(chunk as Buffer);
+  for await (const chunk of new DKIM(by).sign(raw) as Readable) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
 }
 
@@ -63,5 +63,15 @@ describe('dkimSigned', () => {
     expect(signed.toString('latin1')).toMatch(
       /^DKIM-Signature: v=1; a=rsa-sha256; c=relaxed\/relaxed;/,
     );
+  });
+
+  it('writes an internationalized sending domain and its selector as nodemailer does', async () => {
+    const raw = await composed();
+    const idn: DkimSigner = { ...signer, domainName: 'Bücher.Example.test', keySelector: 's;1' };
+
+    const signed = (await dkimSigned(raw, idn)).toString('latin1');
+
+    expect(signed).toEqual((await streamSigned(raw, idn)).toString('latin1'));
+    expect(signed).toContain('d=xn--bcher-kva.example.test; q=dns/txt; s=s1;');
   });
 });

@@ -1,10 +1,14 @@
-import type { KeyObject } from 'node:crypto';
+import { type KeyObject, sign } from 'node:crypto';
+import { domainToASCII } from 'node:url';
+import { promisify } from 'node:util';
 
 import MessageParser from 'nodemailer/lib/dkim/message-parser';
 import RelaxedBody from 'nodemailer/lib/dkim/relaxed-body';
-import sign from 'nodemailer/lib/dkim/sign';
+import nodemailerSign from 'nodemailer/lib/dkim/sign';
+import { foldLines } from 'nodemailer/lib/mime-funcs';
 
 const HASH_ALGO = 'sha256';
+const HASH_NAME = 'RSA-SHA256';
 const LF = 0x0a;
 const CR = 0x0d;
 
@@ -16,23 +20,86 @@ export interface DkimSigner {
   headerFieldNames: string;
 }
 
+/** The signed header fields, relaxed (RFC 6376 3.4.2), and the names of those present. */
+interface RelaxedHeaders {
+  headers: string;
+  fieldNames: string;
+}
+
+/** nodemailer's own header canonicalization (its typings do not describe it). */
+const relaxedHeaders = (
+  nodemailerSign as unknown as {
+    relaxedHeaders(this: void, headers: MessageParser.Header[], fieldNames: string): RelaxedHeaders;
+  }
+).relaxedHeaders;
+
+/** RSA signatures on libuv's thread pool: the event loop goes on with the SMTP sessions. */
+const signOffLoop = promisify(sign);
+
 /**
  * The message with its DKIM-Signature field first: the same bytes nodemailer's streaming DKIM
- * signer gives (its header parser, relaxed body hash and signature writer, called on the message
- * in memory), without its streams, their buffering and their event-loop hops.
+ * signer gives (its header parser, header canonicalization and relaxed body hash, and its
+ * signature field written the same way, called on the message in memory), without its streams,
+ * their buffering and their event-loop hops. The RSA signature itself runs off the event loop.
  */
 export async function dkimSigned(raw: Buffer, signer: DkimSigner): Promise<Buffer> {
   const split = headerEnd(raw);
   const parser = new MessageParser();
   parser.rawHeaders = raw.subarray(0, split);
-  const field = sign(parser.parseHeaders(), HASH_ALGO, await relaxedBodyHash(raw.subarray(split)), {
-    domainName: signer.domainName,
-    keySelector: signer.keySelector,
-    privateKey: signer.privateKey,
-    headerFieldNames: signer.headerFieldNames,
-  });
-  if (!field) return raw;
-  return Buffer.concat([Buffer.from(`${field}\r\n`), raw]);
+  const relaxed = relaxedHeaders(parser.parseHeaders(), signer.headerFieldNames);
+  const field = dkimFieldStart(
+    signer,
+    relaxed.fieldNames,
+    await relaxedBodyHash(raw.subarray(split)),
+  );
+  const signedData = `${relaxed.headers}dkim-signature:${relaxedHeaderValue(field)}`;
+  let signature: Buffer;
+  try {
+    signature = await signOffLoop(HASH_NAME, Buffer.from(signedData, 'latin1'), signer.privateKey);
+  } catch {
+    // As nodemailer does: a key that cannot sign leaves the message unsigned.
+    return raw;
+  }
+  const folded = signature.toString('base64').replace(/(^.{73}|.{75}(?!\r?\n|\r))/g, '$&\r\n ');
+  return Buffer.concat([Buffer.from(`${field}${folded.trim()}\r\n`), raw]);
+}
+
+/** The DKIM-Signature field up to its (empty) b= tag, folded as nodemailer writes it. */
+function dkimFieldStart(signer: DkimSigner, fieldNames: string, bodyHash: string): string {
+  const tags = [
+    'v=1',
+    `a=rsa-${HASH_ALGO}`,
+    'c=relaxed/relaxed',
+    `d=${asciiDomain(tagValue(signer.domainName))}`,
+    'q=dns/txt',
+    `s=${tagValue(signer.keySelector)}`,
+    `bh=${bodyHash}`,
+    `h=${tagValue(fieldNames)}`,
+  ];
+  return `${foldLines(`DKIM-Signature: ${tags.join('; ')}`, 76)};\r\n b=`;
+}
+
+/** A tag value without the characters that would end it or open another tag (controls, ; =). */
+function tagValue(value: string): string {
+  return [...value]
+    .filter((char) => {
+      const code = char.charCodeAt(0);
+      return code > 0x1f && code !== 0x7f && char !== ';' && char !== '=';
+    })
+    .join('');
+}
+
+function asciiDomain(domain: string): string {
+  return domainToASCII(domain) || domain.toLowerCase();
+}
+
+/** A header field's value, relaxed (RFC 6376 3.4.2): unfolded, runs of SP and HTAB as one SP. */
+function relaxedHeaderValue(field: string): string {
+  return field
+    .slice(field.indexOf(':') + 1)
+    .replace(/\r?\n/g, '')
+    .replace(/[ \t]+/g, ' ')
+    .replace(/^ | $/g, '');
 }
 
 /** The relaxed body hash (RFC 6376 3.4.4), base64, as nodemailer computes it. */

@@ -27,4 +27,16 @@ describe('sessionSignal', () => {
     expect(session.signal.aborted).toBe(false);
     session.done();
   });
+
+  it('stops a session on demand while its data has not been read, not after', async () => {
+    const waiting = sessionSignal(new AbortController().signal, new AbortController().signal);
+    waiting.watch(Readable.from(['data']));
+    waiting.stop();
+    expect(waiting.signal.aborted).toBe(true);
+
+    const reading = sessionSignal(new AbortController().signal, new AbortController().signal);
+    for await (const chunk of reading.watch(Readable.from(['data']))) expect(chunk).toBe('data');
+    reading.stop();
+    expect(reading.signal.aborted).toBe(false);
+  });
 });

@@ -112,8 +112,9 @@ function isTlsFailure(error: unknown): boolean {
 /** The caller's say over the sessions of an attempt. */
 export interface SessionGate {
   /**
-   * Called with a connection in hand, before the envelope goes out: false sends nothing (the
-   * connection goes back to the pool) and the attempt ends as aborted.
+   * Called with a connection in hand, as the envelope goes out: the message's data waits for
+   * its answer. False sends no data (the session is closed) and the attempt ends as aborted; a
+   * rejection does the same and is thrown to the caller.
    */
   open(): Promise<boolean>;
   /** Once aborted, stops a session whose message data has not been read yet (not one after). */
@@ -197,20 +198,10 @@ export class SmtpSender {
         }
         return { kind: 'next', reply: connectionReply(error) };
       }
-      // The gate may claim the attempt (a database write): nothing is sent before it says so.
-      const opened = gate
-        ? await gate.open().catch((error: unknown) => {
-            this.pool.giveBack(leased, true);
-            session.done();
-            throw error;
-          })
-        : true;
-      if (!opened) {
-        this.pool.giveBack(leased, true);
-        session.done();
-        return { kind: 'aborted', host: endpoint.host, dataSent: false };
-      }
-      const stream = session.watch(Readable.from([data], { objectMode: false }));
+      // The gate may claim the attempt (a database write): it runs while the envelope goes out,
+      // and the message's data waits for its answer.
+      const verdict = new GateVerdict(gate, session.stop);
+      const stream = session.watch(verdict.guard(data));
       try {
         const info = await this.pool.send(leased, envelope, stream, signal);
         this.pool.giveBack(leased, true);
@@ -226,6 +217,8 @@ export class SmtpSender {
         this.pool.giveBack(leased, false);
         const dataSent = stream.readableDidRead;
         stream.destroy();
+        // Whatever ended the session, the attempt's claim is settled before the result is.
+        await verdict.settled();
         if (signal.aborted) return { kind: 'aborted', host: endpoint.host, dataSent };
         const details = asSmtpError(error);
         const refused = refusals(details.rejectedErrors ?? []);
@@ -252,6 +245,55 @@ export class SmtpSender {
   }
 }
 
+/**
+ * A session's wait for its gate: the message's data is given to the session only once the gate
+ * opened; a gate that refused, or failed, stops the session before any data went out.
+ */
+class GateVerdict {
+  private readonly opened: Promise<boolean>;
+  private failure: { error: unknown } | null = null;
+
+  /** `stop` ends the session (before its data) when the gate refuses or fails. */
+  constructor(gate: SessionGate | undefined, stop: () => void) {
+    this.opened = gate
+      ? gate.open().then(
+          (open) => {
+            if (!open) stop();
+            return open;
+          },
+          (error: unknown) => {
+            this.failure = { error };
+            stop();
+            return false;
+          },
+        )
+      : Promise.resolve(true);
+  }
+
+  /** The message's data, read only once the gate opened. */
+  guard(data: Buffer): Readable {
+    let asked = false;
+    const opened = this.opened;
+    return new Readable({
+      read() {
+        if (asked) return;
+        asked = true;
+        void opened.then((open) => {
+          if (!open) return;
+          this.push(data);
+          this.push(null);
+        });
+      },
+    });
+  }
+
+  /** Resolves once the gate answered; throws its error when it failed. */
+  async settled(): Promise<void> {
+    await this.opened;
+    if (this.failure) throw this.failure.error;
+  }
+}
+
 /** A reply to show for a connection that failed: the server's words when it said any. */
 function connectionReply(error: unknown): string {
   const reply = parseSmtpReply(asSmtpError(error).response);
@@ -261,24 +303,33 @@ function connectionReply(error: unknown): string {
 /**
  * One session's signal: the attempt's, or the gate's stop while the message's data has not been
  * read (once read, the session runs to its end: the server may be taking the message). watch()
- * names the message's stream; done() stops listening to the gate.
+ * names the message's stream; stop() ends the session as the gate's stop does; done() stops
+ * listening to the gate.
  */
 export function sessionSignal(
   attempt: AbortSignal,
   beforeData: AbortSignal | undefined,
-): { signal: AbortSignal; watch(stream: Readable): Readable; done(): void } {
+): {
+  signal: AbortSignal;
+  watch(stream: Readable): Readable;
+  stop: () => void;
+  done(): void;
+} {
   let data: Readable | undefined;
   const watch = (stream: Readable) => (data = stream);
-  if (!beforeData) return { signal: attempt, watch, done: () => undefined };
-  const stop = new AbortController();
-  const onStop = () => {
-    if (!data?.readableDidRead) stop.abort();
+  if (!beforeData) {
+    return { signal: attempt, watch, stop: () => undefined, done: () => undefined };
+  }
+  const stopped = new AbortController();
+  const stop = () => {
+    if (!data?.readableDidRead) stopped.abort();
   };
-  if (beforeData.aborted) onStop();
-  else beforeData.addEventListener('abort', onStop, { once: true });
+  if (beforeData.aborted) stop();
+  else beforeData.addEventListener('abort', stop, { once: true });
   return {
-    signal: AbortSignal.any([attempt, stop.signal]),
+    signal: AbortSignal.any([attempt, stopped.signal]),
     watch,
-    done: () => beforeData.removeEventListener('abort', onStop),
+    stop,
+    done: () => beforeData.removeEventListener('abort', stop),
   };
 }

@@ -70,4 +70,32 @@ describe('batcher', () => {
     expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected']);
     expect(batches).toEqual([[1, 2], [1], [2]]);
   });
+
+  it('one flush at a time: what comes meanwhile goes together in the next', async () => {
+    const batches: number[][] = [];
+    const running: Array<() => void> = [];
+    const flush = (items: readonly number[]) => {
+      batches.push([...items]);
+      return new Promise<number[]>((resolve) =>
+        running.push(() => resolve(items.map((item) => item * 2))),
+      );
+    };
+    const batcher = new Batcher({ maxItems: 2, maxWaitMs: 60_000, oneAtATime: true }, flush);
+
+    const first = [1, 2].map((item) => batcher.add(item));
+    const next = [3, 4, 5].map((item) => batcher.add(item));
+    expect(batches).toEqual([[1, 2]]);
+    running.shift()?.();
+    await expect(Promise.all(first)).resolves.toEqual([2, 4]);
+    expect(batches).toEqual([
+      [1, 2],
+      [3, 4],
+    ]);
+    running.shift()?.();
+    await expect(Promise.all(next.slice(0, 2))).resolves.toEqual([6, 8]);
+    expect(batches).toEqual([[1, 2], [3, 4], [5]]);
+    running.shift()?.();
+    await expect(next[2]).resolves.toBe(10);
+    expect(running).toEqual([]);
+  });
 });

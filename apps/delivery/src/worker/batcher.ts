@@ -2,6 +2,11 @@
 export interface BatcherLimits {
   maxItems: number;
   maxWaitMs: number;
+  /**
+   * One flush at a time: the items that come while one runs wait for it, and go together in the
+   * next (group commit: the busier, the larger the batches, without a longer wait).
+   */
+  oneAtATime?: boolean;
 }
 
 /**
@@ -25,6 +30,8 @@ interface Pending<T, R> {
 export class Batcher<T, R> {
   private waiting: Array<Pending<T, R>> = [];
   private timer: NodeJS.Timeout | undefined;
+  /** A flush runs (tracked only for `oneAtATime`). */
+  private flushing = false;
 
   constructor(
     private readonly limits: BatcherLimits,
@@ -42,9 +49,17 @@ export class Batcher<T, R> {
   private flushWaiting(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    const batch = this.waiting;
-    this.waiting = [];
-    if (batch.length > 0) void this.flushBatch(batch);
+    if (this.waiting.length === 0 || (this.limits.oneAtATime && this.flushing)) return;
+    const batch = this.waiting.splice(0, this.limits.maxItems);
+    if (!this.limits.oneAtATime) {
+      void this.flushBatch(batch);
+      return;
+    }
+    this.flushing = true;
+    void this.flushBatch(batch).finally(() => {
+      this.flushing = false;
+      this.flushWaiting();
+    });
   }
 
   private async flushBatch(batch: Array<Pending<T, R>>): Promise<void> {

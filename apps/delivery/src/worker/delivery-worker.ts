@@ -36,14 +36,15 @@ const ABORT_SETTLE_MS = 5_000;
 
 /**
  * The delivery workers of one replica: jobs of the DELIVERY work queue (a durable pull consumer
- * shared by every replica), up to DELIVERY_CONCURRENCY at once; a job is one message or a chunk
- * of a send, and at most DELIVERY_CONCURRENCY messages are in delivery at once across all of
- * them (see DeliveryService). It pulls another job only while the messages it holds and has not
- * finished are fewer than DELIVERY_CONCURRENCY + DELIVERY_READ_AHEAD. While a job runs its ack deadline
- * is pushed back, so a long SMTP session is never handed to a second worker; a worker that dies
- * stops doing that and its job goes to another after the ack wait. On shutdown the sessions in
- * flight get SHUTDOWN_GRACE_MS, then are aborted and hand their jobs back; finally the SMTP
- * connections close.
+ * shared by every replica); a job is one message or a chunk of a send, and at most
+ * DELIVERY_CONCURRENCY messages are in delivery at once across all of them (see
+ * DeliveryService). It pulls another job only while it holds fewer than DELIVERY_CONCURRENCY +
+ * DELIVERY_READ_AHEAD jobs, and fewer unfinished messages than that: the jobs read ahead read
+ * their messages while the slots are sending. While a job runs its ack deadline is pushed back,
+ * so a long SMTP session is never handed to a second worker; a worker that dies stops doing that
+ * and its job goes to another after the ack wait. On shutdown the sessions in flight get
+ * SHUTDOWN_GRACE_MS, then are aborted and hand their jobs back; finally the SMTP connections
+ * close.
  */
 @Injectable()
 export class DeliveryWorker implements OnModuleDestroy {
@@ -71,8 +72,9 @@ export class DeliveryWorker implements OnModuleDestroy {
     heartbeat: true,
     weigh: jobWeight,
     tuning: (config) => ({
-      batch: config.DELIVERY_CONCURRENCY,
-      concurrency: config.DELIVERY_CONCURRENCY,
+      batch: config.DELIVERY_CONCURRENCY + config.DELIVERY_READ_AHEAD,
+      // One-message jobs read ahead too: their reads (batched) run while the slots are sending.
+      concurrency: config.DELIVERY_CONCURRENCY + config.DELIVERY_READ_AHEAD,
       maxHeldWeight: config.DELIVERY_CONCURRENCY + config.DELIVERY_READ_AHEAD,
       ackWaitMs: config.DELIVERY_ACK_WAIT_MS,
       retry: { firstDelayMs: 1_000, maxDelayMs: 60_000, maxDeliveries: -1 },

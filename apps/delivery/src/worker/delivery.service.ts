@@ -33,6 +33,7 @@ import type { MxResolver } from '../smtp/mx-resolver';
 import type { SmtpSender } from '../smtp/smtp-sender';
 import { bounceAddress } from '../smtp/verp';
 import { AccountHolds } from './account-holds';
+import { Batcher, type BatcherLimits } from './batcher';
 import { chunkSettlement, type Settlement } from './chunk-settlement';
 import { MessageSlots } from './message-slots';
 import { hasContent, type MessageView, MessageViews } from './message-views';
@@ -67,6 +68,9 @@ const ack = (note: string): Settlement => ({ kind: 'ack', note });
 
 const HANDED_BACK: Settlement = { kind: 'nak', delayMs: 0, note: 'handed back (stopping)' };
 
+/** One-message jobs pulled together read their attempts in one query. */
+const ATTEMPT_LOOKUP_BATCH: BatcherLimits = { maxItems: 100, maxWaitMs: 2 };
+
 const NOTHING_SETTLED: SettledRecipients = { delivered: new Set(), bounced: new Set() };
 
 /** An attempt's message and the recipients it is for (those earlier attempts did not settle). */
@@ -88,6 +92,10 @@ export class DeliveryService {
   private readonly retryPolicy: RetryPolicy;
   /** Messages in delivery on this replica, whatever job they came in. */
   private readonly slots: MessageSlots;
+  private readonly attemptLookups: Batcher<
+    { messageId: string; attempt: number },
+    AttemptRow | null
+  >;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -103,6 +111,7 @@ export class DeliveryService {
     private readonly holds: AccountHolds,
   ) {
     this.slots = new MessageSlots(config.DELIVERY_CONCURRENCY);
+    this.attemptLookups = new Batcher(ATTEMPT_LOOKUP_BATCH, (keys) => attempts.findPairs(keys));
     this.retryPolicy = {
       scheduleMs: config.retryScheduleMs(),
       jitterRatio: config.retryJitterRatio(),
@@ -122,7 +131,10 @@ export class DeliveryService {
     const held = await this.holds.holdOf(job.account_id);
     if (held) return held;
     if ('message_ids' in job) return this.processChunk(job, signal, messageDone);
-    const existing = await this.attempts.find(job.message_id, job.attempt);
+    const existing = await this.attemptLookups.add({
+      messageId: job.message_id,
+      attempt: job.attempt,
+    });
     const settled = this.settledByLog(existing, new Date());
     if (settled) return settled;
     const view = await this.messageViews.one(job.message_id);

@@ -134,4 +134,30 @@ describe('message views', () => {
       MessagesSubjects.deliveryViewsV2.name,
     ]);
   });
+
+  it('reads the one messages of jobs asked for together in one call', async () => {
+    const asked: Array<{ subject: string; ids: string[] }> = [];
+    const rpc = {
+      request: (subject: { name: string }, body: { message_ids?: string[] }) => {
+        asked.push({ subject: subject.name, ids: body.message_ids ?? [] });
+        return Promise.resolve({
+          views: [composed],
+          sends: [{ id: 'send-a', sources: toSourcesRecord(sources) }],
+          separately: [],
+        });
+      },
+    } as unknown as RpcClient;
+    const views = new MessageViews(rpc, {} as NatsConnection, tracking as DeliveryConfig);
+
+    const read = await Promise.all([
+      views.one(composed.id),
+      views.one('gone'),
+      views.one(composed.id),
+    ]);
+
+    expect(read).toEqual([{ ...composed, sources }, null, { ...composed, sources }]);
+    expect(asked).toEqual([
+      { subject: MessagesSubjects.deliveryViewsV2.name, ids: [composed.id, 'gone'] },
+    ]);
+  });
 });

@@ -9,9 +9,9 @@ import { Batcher, type BatcherLimits } from './batcher';
 /**
  * Outcomes gathered into one transaction: the messages of a chunk finish close together, and a
  * few milliseconds' wait costs a message far less than a transaction of its own costs the
- * database.
+ * database. One transaction at a time: those that finish while it runs go in the next.
  */
-const RECORD_BATCH: BatcherLimits = { maxItems: 100, maxWaitMs: 5 };
+const RECORD_BATCH: BatcherLimits = { maxItems: 100, maxWaitMs: 5, oneAtATime: true };
 
 /**
  * Records attempt outcomes with their outbox rows (event, maybe the next job). The outcomes that
