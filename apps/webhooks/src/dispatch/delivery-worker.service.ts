@@ -12,6 +12,7 @@ import {
   DeliveriesRepository,
 } from './deliveries.repository';
 import { EndpointQueues } from './endpoint-queues';
+import { OpenedSecrets } from './opened-secrets';
 import { type TransportResult, WebhookTransport } from './webhook-transport';
 
 /** What a lease has beyond the call's timeout, to record its result. */
@@ -47,6 +48,7 @@ export class DeliveryWorker implements OnModuleDestroy {
   /** Leases being taken by fan-out INSERTs for this replica (sendLeasedBy). */
   private readonly leasing = new Set<Promise<ClaimedDelivery[]>>();
   private readonly queues: EndpointQueues;
+  private readonly secrets: OpenedSecrets;
   /** The claim in progress: one at a time per replica. */
   private claiming: Promise<void> | undefined;
   /** An attempt was recorded while the claim was in progress: claim again after it. */
@@ -59,9 +61,10 @@ export class DeliveryWorker implements OnModuleDestroy {
     private readonly config: WebhooksConfig,
     private readonly deliveries: DeliveriesRepository,
     private readonly recorder: AttemptRecorder,
-    private readonly secrets: WebhookSecretCipher,
+    cipher: WebhookSecretCipher,
     private readonly transport: WebhookTransport,
   ) {
+    this.secrets = new OpenedSecrets(cipher);
     this.queues = new EndpointQueues({
       perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY,
       calls: config.WEBHOOK_CONCURRENCY,
@@ -212,10 +215,7 @@ export class DeliveryWorker implements OnModuleDestroy {
   private async call(delivery: ClaimedDelivery, attemptedAt: Date): Promise<TransportResult> {
     let secret: string;
     try {
-      secret = this.secrets.open({
-        id: delivery.webhookId,
-        secretCiphertext: delivery.secretCiphertext,
-      });
+      secret = this.secrets.open(delivery.webhookId, delivery.secretCiphertext);
     } catch {
       return { error: 'the signing secret cannot be read', durationMs: 0 };
     }
