@@ -53,6 +53,8 @@ export class DeliveryWorker implements OnModuleDestroy {
   private claiming: Promise<void> | undefined;
   /** An attempt was recorded while the claim was in progress: claim again after it. */
   private claimAgain = false;
+  /** Attempts recorded together (one batch) ask for one claim, made once they have all settled. */
+  private claimAsked = false;
   /** Leases promised to deliveries being leased by the fan-out. */
   private reserved = 0;
   private stopping = false;
@@ -205,11 +207,23 @@ export class DeliveryWorker implements OnModuleDestroy {
     } finally {
       this.queues.settled(delivery.webhookId);
     }
-    if (!this.stopping) {
+    this.claimAfterRecords();
+  }
+
+  /**
+   * Claims once the attempts recorded in the same batch have all given their places back: their
+   * continuations run one after the other in this turn, and the claim starts after the last.
+   */
+  private claimAfterRecords(): void {
+    if (this.stopping || this.claimAsked) return;
+    this.claimAsked = true;
+    queueMicrotask(() => {
+      this.claimAsked = false;
+      if (this.stopping) return;
       this.claim().catch((error: unknown) => {
         this.logger.warn(`claiming due deliveries failed: ${String(error)}`);
       });
-    }
+    });
   }
 
   private async call(delivery: ClaimedDelivery, attemptedAt: Date): Promise<TransportResult> {
