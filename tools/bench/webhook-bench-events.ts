@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
+import type { MessageDeliveredEvent } from '@envoi/contracts-delivery';
+
 /**
  * The events both blocks of `npm run bench:webhooks` deliver: `message.delivered` events of the
  * EVENTS stream as the delivery service publishes them, each from one of the benchmark's sending
@@ -17,32 +19,21 @@ export interface BenchEndpoint {
   domain: string | null;
 }
 
-/** An event as it is on the EVENTS stream (`events.message.delivered.v1`). */
-export interface StreamEvent {
-  id: string;
-  type: 'message.delivered';
-  timestamp: string;
-  data: {
-    account_id: string;
-    event: 'on_delivered';
-    from: string;
-    recipient: string;
-    subject: string;
-    message_id_header: string;
-    id: string;
-    status: 'Delivered';
-    sandbox: false;
-    recipients: Array<{ email: string; result: string; remote_host: string; reply: string }>;
-  };
-}
+/**
+ * An event as the delivery service puts it on the EVENTS stream (`events.message.delivered.v1`),
+ * complete: the messages and suppressions services consume the same events, and one they cannot
+ * decode would cost them a logged error and a dead letter each, work no real event causes.
+ */
+export type StreamEvent = MessageDeliveredEvent;
 
 export function streamEvent(accountId: string, domain: string, index: number): StreamEvent {
   const messageId = randomUUID();
   const recipient = `rcpt${index}@example.net`;
+  const time = new Date().toISOString();
   return {
     id: randomUUID(),
     type: 'message.delivered',
-    timestamp: new Date().toISOString(),
+    timestamp: time,
     data: {
       account_id: accountId,
       event: 'on_delivered',
@@ -51,10 +42,23 @@ export function streamEvent(accountId: string, domain: string, index: number): S
       subject: `Benchmark message ${index}`,
       message_id_header: `<${messageId}@${domain}>`,
       id: messageId,
+      is_bot: false,
       status: 'Delivered',
+      attempt: {
+        time,
+        remote_host: 'mx.example.net',
+        reply: '250 2.0.0 OK',
+        status: 'Delivered',
+        attempt: 1,
+      },
       sandbox: false,
       recipients: [
-        { email: recipient, result: 'delivered', remote_host: 'mx.example.net', reply: '250 OK' },
+        {
+          email: recipient,
+          result: 'delivered',
+          remote_host: 'mx.example.net',
+          reply: '250 2.0.0 OK',
+        },
       ],
     },
   };

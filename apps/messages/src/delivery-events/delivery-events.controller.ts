@@ -29,6 +29,7 @@ export class DeliveryEventsController {
   constructor(private readonly events: DeliveryEventsService) {}
 
   /**
+   * A lone event takes the batch's statements too (fixed, prepared, the delivery columns only).
    * Should a batch fail (an unprocessable event, a database error one event causes), each event
    * comes back on its own.
    */
@@ -37,8 +38,6 @@ export class DeliveryEventsController {
     decode: toDeliveryOutcome,
   })
   async apply(items: ReadonlyArray<StreamItem<DeliveryOutcome>>): Promise<void> {
-    const [first, ...rest] = items;
-    if (first && rest.length === 0) await this.events.apply(first.event);
-    else await this.events.applyBatch(items.map(({ event }) => event));
+    await this.events.applyBatch(items.map(({ event }) => event));
   }
 }

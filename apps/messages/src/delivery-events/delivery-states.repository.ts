@@ -1,4 +1,5 @@
 import type { DeliveryAttemptRecord, MessageStatus } from '@envoi/contracts-messages';
+import { preparedQuery } from '@envoi/shared-database';
 import { Inbox } from '@envoi/shared-outbox';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -78,7 +79,9 @@ export class DeliveryStatesRepository {
     messageIds: readonly string[],
     manager: EntityManager = this.dataSource.manager,
   ): Promise<BatchMessage[]> {
-    const rows = await manager.query<LockedRow[]>(LOCK_MESSAGES_SQL, [[...new Set(messageIds)]]);
+    const rows = await preparedQuery<LockedRow>(manager, LOCK_MESSAGES_SQL, [
+      [...new Set(messageIds)],
+    ]);
     return rows.map((row) => ({
       id: row.id,
       accountId: row.account_id,
@@ -138,7 +141,7 @@ export class DeliveryStatesRepository {
     manager: EntityManager = this.dataSource.manager,
   ): Promise<void> {
     if (states.length === 0) return;
-    await manager.query(WRITE_STATES_SQL, [
+    await preparedQuery(manager, WRITE_STATES_SQL, [
       states.map(({ id }) => id),
       states.map(({ state }) => state.status),
       states.map(({ state }) => state.sentAt?.toISOString() ?? null),

@@ -6,12 +6,12 @@ import {
   type WebhookEventFlag,
   WebhooksStreamSubjects,
 } from '@envoi/contracts-webhooks';
+import { preparedQuery } from '@envoi/shared-database';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 
 import { WEBHOOKS_SCHEMA } from '../database/data-source-options';
-import { updatedRows } from '../database/updated-rows';
 import { type CountedAttempt, countersAfter, type DisablingAttempt } from './webhook-counters';
 import type { DeliveryState } from './webhook-delivery.entity';
 
@@ -329,9 +329,12 @@ export class DeliveriesRepository {
     manager: EntityManager = this.dataSource.manager,
   ): Promise<Subscriber[]> {
     if (keys.length === 0) return [];
-    const rows = await manager.query<
-      Array<{ index: number; webhook_id: string; endpoint: boolean; streamed: boolean }>
-    >(SUBSCRIBERS_SQL, [
+    const rows = await preparedQuery<{
+      index: number;
+      webhook_id: string;
+      endpoint: boolean;
+      streamed: boolean;
+    }>(manager, SUBSCRIBERS_SQL, [
       keys.map((key) => key.accountId),
       keys.map((key) => key.domain),
       keys.map((key) => key.flag),
@@ -354,7 +357,7 @@ export class DeliveriesRepository {
     manager: EntityManager = this.dataSource.manager,
   ): Promise<ClaimedDelivery[]> {
     if (deliveries.length === 0) return [];
-    const rows = await manager.query<ClaimRow[]>(INSERT_SQL, [
+    const rows = await preparedQuery<ClaimRow>(manager, INSERT_SQL, [
       deliveries.map((delivery) => delivery.id),
       deliveries.map((delivery) => delivery.webhookId),
       deliveries.map((delivery) => delivery.accountId),
@@ -371,13 +374,13 @@ export class DeliveriesRepository {
 
   async claimDue(limits: ClaimLimits): Promise<ClaimedDelivery[]> {
     if (limits.limit <= 0) return [];
-    const result = await this.dataSource.query<unknown>(CLAIM_SQL, [
+    const rows = await preparedQuery<ClaimRow>(this.dataSource.manager, CLAIM_SQL, [
       limits.perWebhook,
       limits.limit,
       limits.leaseMs,
       limits.held,
     ]);
-    return updatedRows<ClaimRow>(result).map(claimedDelivery);
+    return rows.map(claimedDelivery);
   }
 
   /**
@@ -392,7 +395,8 @@ export class DeliveriesRepository {
   ): Promise<Map<string, RecordedAttempt>> {
     if (records.length === 0) return new Map();
     return this.dataSource.transaction(async (manager) => {
-      const settled = await manager.query<Array<{ delivery_id: string; webhook_id: string }>>(
+      const settled = await preparedQuery<{ delivery_id: string; webhook_id: string }>(
+        manager,
         SETTLE_SQL,
         [
           records.map((record) => record.deliveryId),
@@ -430,7 +434,7 @@ export class DeliveriesRepository {
   ): Promise<Map<string, boolean>> {
     const webhookIds = [...new Set(attempts.map((attempt) => attempt.webhookId))];
     if (webhookIds.length === 0) return new Map();
-    const rows = await manager.query<CountersRow[]>(LOCK_COUNTERS_SQL, [webhookIds]);
+    const rows = await preparedQuery<CountersRow>(manager, LOCK_COUNTERS_SQL, [webhookIds]);
     const updated = rows.map((row) => {
       const after = countersAfter(
         {
@@ -447,7 +451,7 @@ export class DeliveriesRepository {
       );
       return { id: row.id, row, after };
     });
-    await manager.query(UPDATE_COUNTERS_SQL, [
+    await preparedQuery(manager, UPDATE_COUNTERS_SQL, [
       updated.map(({ id }) => id),
       updated.map(({ after }) => after.successCount),
       updated.map(({ after }) => after.errorCount),

@@ -12,6 +12,7 @@ import {
   DeliveriesRepository,
 } from './deliveries.repository';
 import { EndpointQueues } from './endpoint-queues';
+import { OpenedSecrets } from './opened-secrets';
 import { type TransportResult, WebhookTransport } from './webhook-transport';
 
 /** What a lease has beyond the call's timeout, to record its result. */
@@ -47,10 +48,13 @@ export class DeliveryWorker implements OnModuleDestroy {
   /** Leases being taken by fan-out INSERTs for this replica (sendLeasedBy). */
   private readonly leasing = new Set<Promise<ClaimedDelivery[]>>();
   private readonly queues: EndpointQueues;
+  private readonly secrets: OpenedSecrets;
   /** The claim in progress: one at a time per replica. */
   private claiming: Promise<void> | undefined;
   /** An attempt was recorded while the claim was in progress: claim again after it. */
   private claimAgain = false;
+  /** Attempts recorded together (one batch) ask for one claim, made once they have all settled. */
+  private claimAsked = false;
   /** Leases promised to deliveries being leased by the fan-out. */
   private reserved = 0;
   private stopping = false;
@@ -59,9 +63,10 @@ export class DeliveryWorker implements OnModuleDestroy {
     private readonly config: WebhooksConfig,
     private readonly deliveries: DeliveriesRepository,
     private readonly recorder: AttemptRecorder,
-    private readonly secrets: WebhookSecretCipher,
+    cipher: WebhookSecretCipher,
     private readonly transport: WebhookTransport,
   ) {
+    this.secrets = new OpenedSecrets(cipher);
     this.queues = new EndpointQueues({
       perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY,
       calls: config.WEBHOOK_CONCURRENCY,
@@ -202,20 +207,29 @@ export class DeliveryWorker implements OnModuleDestroy {
     } finally {
       this.queues.settled(delivery.webhookId);
     }
-    if (!this.stopping) {
+    this.claimAfterRecords();
+  }
+
+  /**
+   * Claims once the attempts recorded in the same batch have all given their places back: their
+   * continuations run one after the other in this turn, and the claim starts after the last.
+   */
+  private claimAfterRecords(): void {
+    if (this.stopping || this.claimAsked) return;
+    this.claimAsked = true;
+    queueMicrotask(() => {
+      this.claimAsked = false;
+      if (this.stopping) return;
       this.claim().catch((error: unknown) => {
         this.logger.warn(`claiming due deliveries failed: ${String(error)}`);
       });
-    }
+    });
   }
 
   private async call(delivery: ClaimedDelivery, attemptedAt: Date): Promise<TransportResult> {
     let secret: string;
     try {
-      secret = this.secrets.open({
-        id: delivery.webhookId,
-        secretCiphertext: delivery.secretCiphertext,
-      });
+      secret = this.secrets.open(delivery.webhookId, delivery.secretCiphertext);
     } catch {
       return { error: 'the signing secret cannot be read', durationMs: 0 };
     }

@@ -1,4 +1,4 @@
-import { validatePayload } from '@envoi/contracts-core';
+import { type Validated, validatePayload } from '@envoi/contracts-core';
 import { MESSAGE_STATUSES, type MessageStatus } from '@envoi/contracts-messages';
 import { Type } from 'class-transformer';
 import {
@@ -26,6 +26,7 @@ import {
   type RecipientOutcomeData,
   type RecipientResult,
 } from './events';
+import { fastOutcomePayload, OUTCOME_EVENT_NAMES, type OutcomePayload } from './outcome-fast-check';
 
 /** Event ids are the publisher's `Nats-Msg-Id`s (consumers key their processed events on them). */
 export const EVENT_ID_MAX_LENGTH = 255;
@@ -49,14 +50,6 @@ const EVENT_RESULTS: { readonly [Type in DeliveryOutcomeEvent['type']]: Recipien
   'message.bounced': 'bounced',
   'message.suppressed': 'suppressed',
 };
-
-const OUTCOME_EVENT_NAMES: ReadonlyArray<DeliveryOutcomeData['event']> = [
-  'on_delivered',
-  'on_transient_error',
-  'on_failed',
-  'on_bounced',
-  'on_suppressed',
-];
 
 class DeliveryAttemptPayload implements DeliveryAttemptData {
   @IsRFC3339() time!: string;
@@ -125,7 +118,7 @@ export function decodeDeliveryOutcomeEvent(raw: unknown): DecodedDeliveryEvent {
     return { ok: false, message: `event ${id} is not a delivery event: ${String(type)}` };
   }
   const eventType = type as DeliveryOutcomeEvent['type'];
-  const checked = validatePayload(DeliveryOutcomePayload, envelope.data);
+  const checked = checkedPayload(envelope.data);
   if (!checked.ok) return { ok: false, message: `event ${id}: ${checked.message}` };
   const payload = checked.value;
   if (Number.isNaN(new Date(payload.attempt.time).getTime())) {
@@ -153,9 +146,20 @@ export function decodeDeliveryOutcomeEvent(raw: unknown): DecodedDeliveryEvent {
   };
 }
 
+/** A delivery event's `data` validated against the contract class (unknown fields stripped). */
+export function validateOutcomePayload(data: unknown): Validated<OutcomePayload> {
+  return validatePayload(DeliveryOutcomePayload, data);
+}
+
+/** The event's data checked by hand (fastOutcomePayload), else against the contract class. */
+function checkedPayload(data: unknown): Validated<OutcomePayload> {
+  const fast = fastOutcomePayload(data);
+  return fast ? { ok: true, value: fast } : validateOutcomePayload(data);
+}
+
 function legacyRecipient(
   type: DeliveryOutcomeEvent['type'],
-  payload: DeliveryOutcomePayload,
+  payload: OutcomePayload,
 ): RecipientOutcomeData {
   return {
     email: payload.recipient,
