@@ -28,6 +28,6 @@ import { RoutesService } from './routes.service';
     RecipientMatcher,
     RouteCaller,
   ],
-  exports: [RouteSecretCipher, RouteCaller],
+  exports: [RouteSecretCipher, RouteCaller, RoutesService],
 })
 export class RoutesModule {}
