@@ -179,6 +179,27 @@ describe('route streams', () => {
     expect(rest.data.map((event) => event.seq)).toEqual([page.data[1]?.seq]);
   });
 
+  it('buffers a trigger’s sample for a temporary route, which has no URL to POST to', async () => {
+    const { accountId, domain } = await rig().accountWithDomain();
+    const { route_id: routeId } = await rpc().request(RouteStreamSubjects.open, {
+      account_id: accountId,
+      recipient: `sample@${domain}`,
+    });
+    const session = randomUUID();
+    await attach(accountId, routeId, session);
+    const answer = await rpc().request(RoutesSubjects.trigger, {
+      account_id: accountId,
+      route_id: routeId,
+    });
+    expect(answer.message).toContain('stream');
+    const page = await read(routeId, session);
+    expect(page.data.map((event) => event.event_type)).toEqual(['message.routing']);
+    expect(JSON.parse(page.data[0]?.body ?? '{}')).toMatchObject({
+      route_id: routeId,
+      data: { to: `sample@${domain}` },
+    });
+  });
+
   it('refuses a second listener unless forced, and the replaced one learns it', async () => {
     const { accountId, domain } = await rig().accountWithDomain();
     const { route_id: routeId } = await rpc().request(RouteStreamSubjects.open, {
