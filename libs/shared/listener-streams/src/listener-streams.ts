@@ -23,11 +23,17 @@ export interface ListenerStreamAccess {
   requireGranted(accountId: string, targetId: string, granted: readonly string[]): Promise<void>;
 }
 
+/** What ListenerStreams uses of the service's ListenerStreamStore. */
+export type ListenerStreamBuffer = Pick<
+  ListenerStreamStore,
+  'append' | 'attach' | 'read' | 'isAttached' | 'renew' | 'removeUpTo' | 'detach'
+>;
+
 /** What one service's listener streams are made of. */
 export interface ListenerStreamsOptions {
   subjects: ListenerStreamSubjects;
-  store: ListenerStreamStore;
-  rpc: RpcClient;
+  store: ListenerStreamBuffer;
+  rpc: Pick<RpcClient, 'emit'>;
   /** Events kept per target; older ones are dropped when new ones are buffered. */
   bufferMax: number;
   access: ListenerStreamAccess;
@@ -44,13 +50,9 @@ export class ListenerStreams {
 
   constructor(private readonly options: ListenerStreamsOptions) {}
 
-  get store(): ListenerStreamStore {
-    return this.options.store;
-  }
-
   /** Buffers the events, then tells the gateways. */
   async append(events: readonly NewStreamEvent[]): Promise<void> {
-    const targetIds = await this.store.append(events, this.options.bufferMax);
+    const targetIds = await this.options.store.append(events, this.options.bufferMax);
     if (targetIds.length === 0) return;
     this.announce('buffered stream events', () =>
       this.options.rpc.emit(this.options.subjects.appended, { target_ids: targetIds }),
@@ -68,7 +70,7 @@ export class ListenerStreams {
   ): Promise<AttachedListenerStreamRecord> {
     if (granted !== undefined)
       await this.options.access.requireGranted(accountId, targetId, granted);
-    const result = await this.store.attach(accountId, targetId, sessionId, force, leaseMs);
+    const result = await this.options.store.attach(accountId, targetId, sessionId, force, leaseMs);
     if (!result.attached) {
       throw result.reason === 'busy'
         ? this.options.access.errors.listenerAttached()
@@ -90,9 +92,9 @@ export class ListenerStreams {
     afterSeq: number,
     limit: number,
   ): Promise<ListenerStreamEventsRecord> {
-    if (!(await this.store.isAttached(targetId, sessionId)))
+    if (!(await this.options.store.isAttached(targetId, sessionId)))
       throw this.options.access.errors.notAttached();
-    const rows = await this.store.read(targetId, afterSeq, limit);
+    const rows = await this.options.store.read(targetId, afterSeq, limit);
     return {
       data: rows.map((row) => ({
         seq: row.seq,
@@ -111,13 +113,13 @@ export class ListenerStreams {
     seq: number,
     leaseMs: number,
   ): Promise<ListenerStreamAckRecord> {
-    if (!(await this.store.renew(targetId, sessionId, leaseMs))) return { attached: false };
-    if (seq > 0) await this.store.removeUpTo(targetId, seq);
+    if (!(await this.options.store.renew(targetId, sessionId, leaseMs))) return { attached: false };
+    if (seq > 0) await this.options.store.removeUpTo(targetId, seq);
     return { attached: true };
   }
 
   async detach(targetId: string, sessionId: string): Promise<ListenerStreamAckRecord> {
-    return { attached: !(await this.store.detach(targetId, sessionId)) };
+    return { attached: !(await this.options.store.detach(targetId, sessionId)) };
   }
 
   private announce(what: string, emit: () => void): void {
