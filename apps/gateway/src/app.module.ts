@@ -24,7 +24,7 @@ import { CursorCodec } from './pagination/cursor-codec';
 import { RateLimiter } from './rate-limit/rate-limiter.service';
 import { ReplicaRateLimits } from './rate-limit/replica-rate-limits.service';
 import { declaredRoutes } from './routes';
-import { WebhookStreamListeners } from './stream/webhook-stream-listeners';
+import { StreamListeners } from './stream/stream-listeners';
 
 @Module({})
 export class AppModule {
@@ -58,7 +58,7 @@ export class AppModule {
         RateLimiter,
         SendPayloads,
         MessageContents,
-        WebhookStreamListeners,
+        StreamListeners,
         { provide: APP_GUARD, useClass: ScopesGuard },
         { provide: APP_FILTER, useFactory: () => new HttpErrorsFilter(logger) },
       ],

@@ -6,6 +6,7 @@ import { DomainsController } from './v2/domains.controller';
 import { MembersController } from './v2/members.controller';
 import { MessagesController } from './v2/messages.controller';
 import { PingController } from './v2/ping.controller';
+import { RouteStreamController } from './v2/route-stream.controller';
 import { RoutesController } from './v2/routes.controller';
 import { SmtpCredentialsController } from './v2/smtp-credentials.controller';
 import { SubAccountApiKeysController } from './v2/sub-account-api-keys.controller';
@@ -32,6 +33,7 @@ export const GATEWAY_CONTROLLERS = [
   WebhookDeliveriesController,
   SmtpCredentialsController,
   WebhookStreamController,
+  RouteStreamController,
   RoutesController,
   MessagesController,
   V1EmailController,

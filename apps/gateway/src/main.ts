@@ -19,7 +19,7 @@ import { listenHttpsOnly } from './http/https-only-listener';
 import { gatewayServerOptions, listenerLimits } from './http/server-options';
 import { IdempotencyHooks } from './idempotency/idempotency.hooks';
 import { RateLimiter } from './rate-limit/rate-limiter.service';
-import { WebhookStreamListeners } from './stream/webhook-stream-listeners';
+import { StreamListeners } from './stream/stream-listeners';
 
 async function bootstrap(): Promise<void> {
   const config = loadConfig(GatewayConfig);
@@ -40,7 +40,7 @@ async function bootstrap(): Promise<void> {
   });
   await app.init();
   await app.getHttpAdapter().getInstance().ready();
-  app.get(WebhookStreamListeners).install(app.getHttpServer());
+  app.get(StreamListeners).install(app.getHttpServer());
 
   const listener = await listenHttpsOnly(
     app.getHttpServer() as unknown as TlsServer,

@@ -57,4 +57,11 @@ export class RoutesConfig extends OutboxEventConsumerServiceEnv {
   @IntSetting(1, 10_000) ROUTE_PURGE_BATCH: number = 100;
   /** A routed message (its bytes and calls) is kept this long once its calls are settled. */
   @IntSetting(60_000, 365 * DAY_MS) ROUTE_MESSAGE_RETENTION_MS: number = 7 * DAY_MS;
+
+  /** A temporary stream route without a listener is purged after this long unused. */
+  @IntSetting(1_000, 30 * DAY_MS) ROUTE_STREAM_TEMPORARY_TTL_MS: number = 3_600_000;
+  /** Events a route's stream keeps for its listener; older ones are dropped. */
+  @IntSetting(1, 100_000) ROUTE_STREAM_BUFFER_MAX: number = 1_000;
+  /** A buffered stream event not written to a listener is dropped after this long. */
+  @IntSetting(1_000, 30 * DAY_MS) ROUTE_STREAM_BUFFER_MAX_AGE_MS: number = DAY_MS;
 }

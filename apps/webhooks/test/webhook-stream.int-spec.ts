@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 
+import { type ListenerStreamAttachedEvent } from '@envoi/contracts-core';
 import { DeliveryStreamSubjects } from '@envoi/contracts-delivery';
 import {
   WebhookDeliveriesSubjects,
   WebhooksErrorCode,
   WebhooksSubjects,
-  type WebhookStreamAttachedEvent,
   WebhookStreamSubjects,
 } from '@envoi/contracts-webhooks';
 import { RpcClient, subscribeBroadcast } from '@envoi/shared-nats';
@@ -28,7 +28,7 @@ describe('webhook streams', () => {
   function attach(accountId: string, webhookId: string, sessionId: string, force = false) {
     return rpc().request(WebhookStreamSubjects.attach, {
       account_id: accountId,
-      webhook_id: webhookId,
+      target_id: webhookId,
       session_id: sessionId,
       force,
       lease_ms: LEASE_MS,
@@ -37,7 +37,7 @@ describe('webhook streams', () => {
 
   function read(webhookId: string, sessionId: string, afterSeq = 0) {
     return rpc().request(WebhookStreamSubjects.read, {
-      webhook_id: webhookId,
+      target_id: webhookId,
       session_id: sessionId,
       after_seq: afterSeq,
       limit: 100,
@@ -46,7 +46,7 @@ describe('webhook streams', () => {
 
   function ack(webhookId: string, sessionId: string, seq: number) {
     return rpc().request(WebhookStreamSubjects.ack, {
-      webhook_id: webhookId,
+      target_id: webhookId,
       session_id: sessionId,
       seq,
       lease_ms: LEASE_MS,
@@ -91,7 +91,7 @@ describe('webhook streams', () => {
     const eventIds = await publishDelivered(accountId, 3);
     await untilBuffered(opened.webhook_id, first, 3);
     await rpc().request(WebhookStreamSubjects.detach, {
-      webhook_id: opened.webhook_id,
+      target_id: opened.webhook_id,
       session_id: first,
     });
     const session = randomUUID();
@@ -128,7 +128,7 @@ describe('webhook streams', () => {
     await expect(attach(accountId, webhookId, second)).rejects.toMatchObject({
       code: WebhooksErrorCode.StreamListenerAttached,
     });
-    const announced: WebhookStreamAttachedEvent[] = [];
+    const announced: ListenerStreamAttachedEvent[] = [];
     const subscription = subscribeBroadcast(
       rig().app.nats,
       WebhookStreamSubjects.attached,
@@ -139,11 +139,11 @@ describe('webhook streams', () => {
       await rig().app.nats.flush();
       await attach(accountId, webhookId, second, true);
       await pollUntil(
-        () => announced.filter((event) => event.webhook_id === webhookId),
+        () => announced.filter((event) => event.target_id === webhookId),
         (events) => events.length === 1,
         { what: 'the attach broadcast' },
       );
-      expect(announced.find((event) => event.webhook_id === webhookId)?.session_id).toBe(second);
+      expect(announced.find((event) => event.target_id === webhookId)?.session_id).toBe(second);
     } finally {
       subscription.unsubscribe();
     }
@@ -159,7 +159,7 @@ describe('webhook streams', () => {
     await expect(
       rpc().request(WebhookStreamSubjects.attach, {
         account_id: accountId,
-        webhook_id: webhookId,
+        target_id: webhookId,
         session_id: randomUUID(),
         force: true,
         lease_ms: LEASE_MS,
@@ -239,7 +239,7 @@ describe('webhook streams', () => {
     expect(await ack(webhookId, session, 0)).toEqual({ attached: true });
     expect(
       await rpc().request(WebhookStreamSubjects.detach, {
-        webhook_id: webhookId,
+        target_id: webhookId,
         session_id: session,
       }),
     ).toEqual({ attached: false });

@@ -1,21 +1,14 @@
-import { readFileSync } from 'node:fs';
-
 import type { DomainRecord } from '@envoi/contracts-domains';
 import type { CreatedWebhookRecord, WebhookRecord } from '@envoi/contracts-webhooks';
 import { pollUntil, type WebhookPayloadType, WebhookPayloadValidator } from '@envoi/shared-testing';
-import WebSocket from 'ws';
 
-import {
-  type AccountSession,
-  closeSessions,
-  createAccountSession,
-  createKey,
-} from '../support/account-session';
+import { type AccountSession, createAccountSession, createKey } from '../support/account-session';
 import type { RequestOptions } from '../support/api-client';
 import { webhooksContractFile } from '../support/contract/contract-files';
 import { createVerifiedDomain } from '../support/domains';
-import { e2eEnvironment } from '../support/environment';
 import { startGatewayReplica } from '../support/gateway-replica';
+import { refusal, type StreamFrame, type StreamListener } from '../support/stream-listener';
+import { useStreamSession } from '../support/stream-session';
 import { CheckedWebhookReceiver } from '../support/webhook-receiver';
 
 // POST …/webhooks/stream and the WebSocket are beyond openapi.yaml (platform notes 1.12).
@@ -26,151 +19,36 @@ interface StreamOpened {
   ws_url: string;
 }
 
-/** A frame as the reference CLI reads it (internal/client/websocket.go). */
-interface Frame {
+/** A webhook stream's event data: the payload an endpoint receives. */
+interface WebhookEventData {
   type: string;
-  event?: {
-    type: string;
-    stream_id: string;
-    account_id: string;
-    data: { type: string; webhook_id: string; timestamp: string; data: Record<string, unknown> };
-    metadata: Record<string, string>;
-    timestamp: number;
-  };
-  session_id?: string;
-  stream?: string;
-  timestamp: number;
+  webhook_id: string;
+  timestamp: string;
+  data: Record<string, unknown>;
 }
 
-/** The refusal of a handshake: its status and `{message}` body. */
-class HandshakeRefused extends Error {
-  constructor(
-    readonly status: number,
-    readonly body: string,
-  ) {
-    super(`handshake refused: ${status} ${body}`);
-  }
-}
-
-/** A WebSocket client connecting the way `ahasend webhooks listen` does. */
-class Listener {
-  readonly frames: Frame[] = [];
-  pings = 0;
-  closed: { code: number; reason: string } | undefined;
-
-  private constructor(private readonly socket: WebSocket) {
-    socket.on('message', (data: WebSocket.RawData) => {
-      const bytes = Array.isArray(data)
-        ? Buffer.concat(data)
-        : Buffer.isBuffer(data)
-          ? data
-          : Buffer.from(new Uint8Array(data));
-      this.frames.push(JSON.parse(bytes.toString('utf8')) as Frame);
-    });
-    socket.on('ping', () => {
-      this.pings++;
-    });
-    socket.on('close', (code, reason) => {
-      this.closed = { code, reason: reason.toString() };
-    });
-  }
-
-  static connect(wsUrl: string, key: string, force = false): Promise<Listener> {
-    const url = new URL(wsUrl);
-    url.searchParams.set('api_secret_key', key);
-    if (force) url.searchParams.set('force_reconnect', 'true');
-    const socket = new WebSocket(url, {
-      ca: readFileSync(e2eEnvironment().caFile),
-      handshakeTimeout: 10_000,
-    });
-    const listener = new Listener(socket);
-    return new Promise((resolve, reject) => {
-      socket.once('open', () => resolve(listener));
-      socket.once('unexpected-response', (_request, response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () =>
-          reject(
-            new HandshakeRefused(response.statusCode ?? 0, Buffer.concat(chunks).toString('utf8')),
-          ),
-        );
-      });
-      socket.once('error', reject);
-    });
-  }
-
-  events(): Frame[] {
-    return this.frames.filter((frame) => frame.type === 'event' || frame.type === 'replay');
-  }
-
-  /** The event frames once `count` arrived (at most 20 s). */
-  until(count: number, what: string): Promise<Frame[]> {
-    return pollUntil(
-      () => this.events(),
-      (events) => events.length >= count,
-      {
-        what,
-        timeoutMs: 20_000,
-      },
-    );
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    const closing = new Promise<void>((resolve) => this.socket.once('close', () => resolve()));
-    this.socket.close(1000, 'done');
-    await closing;
-  }
-}
-
-async function refusal(connecting: Promise<Listener>): Promise<HandshakeRefused> {
-  const outcome = await connecting.then(
-    async (listener) => {
-      await listener.close();
-      return new Error('the handshake succeeded');
-    },
-    (error: unknown) => error,
-  );
-  if (!(outcome instanceof HandshakeRefused)) throw outcome;
-  return outcome;
-}
+type Listener = StreamListener<WebhookEventData>;
+type Frame = StreamFrame<WebhookEventData>;
 
 /** `ahasend webhooks listen` against the platform: platform notes 1.12. */
 describe('webhook stream (issue 15)', () => {
   const payloads = new WebhookPayloadValidator(webhooksContractFile());
+  const streams = useStreamSession<WebhookEventData>();
   let session: AccountSession;
   let key: string;
   let domain: DomainRecord;
-  const listeners: Listener[] = [];
 
   beforeAll(async () => {
-    session = await createAccountSession();
-    key = session.created.api_key.secret_key;
+    ({ session, key } = streams());
     domain = await createVerifiedDomain(session);
   }, 60_000);
 
-  afterEach(async () => {
-    await Promise.all(listeners.splice(0).map((listener) => listener.close()));
-  });
-
-  afterAll(() => closeSessions());
-
-  async function open(webhookId?: string): Promise<StreamOpened> {
-    const query = webhookId ? `?webhook_id=${webhookId}` : '';
-    const response = await session.api.post<StreamOpened>(
-      session.path(`/webhooks/stream${query}`),
-      undefined,
-      BEYOND_CONTRACT,
-    );
-    expect(response.status).toBe(200);
-    return response.body;
-  }
-
-  async function listen(opened: StreamOpened, force = false): Promise<Listener> {
-    const listener = await Listener.connect(opened.ws_url, key, force);
-    listeners.push(listener);
-    return listener;
-  }
+  const open = (webhookId?: string): Promise<StreamOpened> =>
+    streams().open('webhooks', webhookId ? `?webhook_id=${webhookId}` : '');
+  const listen = (opened: StreamOpened, force = false): Promise<Listener> =>
+    streams().listen(opened.ws_url, force);
+  const connect = (wsUrl: string, withKey: string, force = false): Promise<Listener> =>
+    streams().connect(wsUrl, withKey, force);
 
   async function trigger(webhookId: string, events: string[]): Promise<void> {
     const response = await session.api.post(
@@ -201,12 +79,7 @@ describe('webhook stream (issue 15)', () => {
     expect(listed.body.data.map((webhook) => webhook.id)).not.toContain(opened.webhook_id);
 
     const listener = await listen(opened);
-    await pollUntil(
-      () => listener.frames,
-      (frames) => frames.length > 0,
-      { what: 'the connected frame' },
-    );
-    expect(listener.frames[0]).toMatchObject({
+    expect(await listener.firstFrame()).toMatchObject({
       type: 'connected',
       session_id: expect.any(String) as unknown,
       stream: 'webhooks',
@@ -226,27 +99,18 @@ describe('webhook stream (issue 15)', () => {
     );
     expect(events.every((frame) => frame.type === 'event')).toBe(true);
     expectValidPayloads(events, opened.webhook_id);
-    await pollUntil(
-      () => listener.pings,
-      (pings) => pings > 0,
-      { what: 'a ping' },
-    );
+    await listener.untilPinged();
   }, 60_000);
 
   it('refuses a second listener with 409, replaces the first with force_reconnect', async () => {
     const opened = await open();
     const first = await listen(opened);
-    const refused = await refusal(Listener.connect(opened.ws_url, key));
+    const refused = await refusal(connect(opened.ws_url, key));
     expect(refused.status).toBe(409);
     expect(JSON.parse(refused.body)).toEqual({ message: expect.any(String) as unknown });
 
     const second = await listen(opened, true);
-    await pollUntil(
-      () => first.closed,
-      (closed) => closed !== undefined,
-      { what: 'the replaced listener closed' },
-    );
-    expect(first.closed?.code).toBe(4000);
+    expect((await first.untilClosed('the replaced listener closed')).code).toBe(4000);
     expect(first.closed?.reason).not.toBe('');
     await trigger(opened.webhook_id, ['message.opened']);
     const events = await second.until(1, 'the triggered event on the new listener');
@@ -262,15 +126,9 @@ describe('webhook stream (issue 15)', () => {
       const onReplica = new URL(opened.ws_url);
       onReplica.host = `127.0.0.1:${replica.port}`;
       const first = await listen(opened);
-      expect((await refusal(Listener.connect(onReplica.href, key))).status).toBe(409);
-      const second = await Listener.connect(onReplica.href, key, true);
-      listeners.push(second);
-      await pollUntil(
-        () => first.closed,
-        (closed) => closed !== undefined,
-        { what: 'the listener on the other replica closed' },
-      );
-      expect(first.closed?.code).toBe(4000);
+      expect((await refusal(connect(onReplica.href, key))).status).toBe(409);
+      const second = await streams().listen(onReplica.href, true);
+      expect((await first.untilClosed('the listener on the other replica closed')).code).toBe(4000);
       await trigger(opened.webhook_id, ['suppression.created']);
       const events = await second.until(1, 'the event on the replica');
       expectValidPayloads(events, opened.webhook_id);
@@ -338,8 +196,8 @@ describe('webhook stream (issue 15)', () => {
     const opened = await open();
     const stranger = await createAccountSession();
     const bad = [
-      await refusal(Listener.connect(opened.ws_url, 'aha-sk-not-a-key')),
-      await refusal(Listener.connect(opened.ws_url, stranger.created.api_key.secret_key)),
+      await refusal(connect(opened.ws_url, 'aha-sk-not-a-key')),
+      await refusal(connect(opened.ws_url, stranger.created.api_key.secret_key)),
     ];
     expect(bad.map((refused) => refused.status)).toEqual([401, 401]);
     for (const refused of bad)
@@ -348,7 +206,7 @@ describe('webhook stream (issue 15)', () => {
       opened.webhook_id,
       '6f1c4d0e-8a1b-4c2d-9e3f-0a1b2c3d4e5f',
     );
-    expect((await refusal(Listener.connect(unknown, key))).status).toBe(404);
+    expect((await refusal(connect(unknown, key))).status).toBe(404);
 
     const badQuery = await session.api.post<{ message: string }>(
       session.path('/webhooks/stream?webhook_id=nope'),
@@ -374,8 +232,8 @@ describe('webhook stream (issue 15)', () => {
     const sendOnly = await createKey(session, ['messages:send:all']);
     // A domain-scoped key does not see a global webhook (404); a key without webhooks:read: 403.
     const refusedScopes = [
-      await refusal(Listener.connect(opened.ws_url, readOnlyOfDomain.client.apiKey)),
-      await refusal(Listener.connect(opened.ws_url, sendOnly.client.apiKey)),
+      await refusal(connect(opened.ws_url, readOnlyOfDomain.client.apiKey)),
+      await refusal(connect(opened.ws_url, sendOnly.client.apiKey)),
     ];
     expect(refusedScopes.map((refused) => refused.status)).toEqual([404, 403]);
   }, 30_000);

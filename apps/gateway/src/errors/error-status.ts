@@ -87,6 +87,9 @@ const STATUS_BY_CODE: { readonly [Code in ServiceErrorCode]: number } = {
   [RoutesErrorCode.InvalidRecipient]: 400,
   [RoutesErrorCode.DomainNotFound]: 400,
   [RoutesErrorCode.ScopeNotGranted]: 403,
+  [RoutesErrorCode.StreamListenerAttached]: 409,
+  [RoutesErrorCode.StreamNotAttached]: 409,
+  [RoutesErrorCode.StreamTargetInvalid]: 400,
 };
 
 /** The HTTP status of a service error code; unknown codes are internal errors. */

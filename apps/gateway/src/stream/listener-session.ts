@@ -1,4 +1,3 @@
-import { WebhookStreamSubjects } from '@envoi/contracts-webhooks';
 import type { RpcClient } from '@envoi/shared-nats';
 import type { Logger } from '@envoi/shared-observability';
 import type { WebSocket } from 'ws';
@@ -28,7 +27,7 @@ export interface ListenerSessionOptions {
 }
 
 /**
- * One listener on one webhook's stream: the buffered events after the last one written, as
+ * One listener on one webhook's or route's stream: the buffered events after the last one written, as
  * frames, acknowledged once written (so what was not written is replayed to the next listener);
  * a ping each interval, which also renews the attachment; closed when it stops answering or when
  * another listener replaces it.
@@ -56,7 +55,7 @@ export class ListenerSession {
       onClosed(this);
     });
     socket.on('error', (error) => {
-      options.logger.debug({ err: error, webhookId: listener.webhookId }, 'stream socket error');
+      options.logger.debug({ err: error, targetId: listener.targetId }, 'stream socket error');
     });
     this.pingTimer = setInterval(() => this.ping(), options.pingIntervalMs);
     void this.write(connectedFrame(listener, new Date())).then(
@@ -83,7 +82,7 @@ export class ListenerSession {
 
   /** Another listener attached in its place. */
   replaced(): void {
-    this.close(CLOSE_CODES.replaced, 'another listener attached to this webhook (force_reconnect)');
+    this.close(CLOSE_CODES.replaced, 'another listener attached to this stream (force_reconnect)');
   }
 
   close(code: number, reason: string): void {
@@ -96,11 +95,11 @@ export class ListenerSession {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.pingTimer);
-    const { webhookId, sessionId } = this.listener;
+    const { kind, targetId, sessionId } = this.listener;
     this.options.rpc
-      .request(WebhookStreamSubjects.detach, { webhook_id: webhookId, session_id: sessionId })
+      .request(kind.subjects.detach, { target_id: targetId, session_id: sessionId })
       .catch((error: unknown) => {
-        this.options.logger.warn({ err: error, webhookId }, 'stream detach failed');
+        this.options.logger.warn({ err: error, targetId }, 'stream detach failed');
       });
   }
 
@@ -120,8 +119,8 @@ export class ListenerSession {
   private async pump(): Promise<void> {
     try {
       for (let reads = 0; reads < MAX_READS_PER_PUMP && !this.closed; reads++) {
-        const page = await this.options.rpc.request(WebhookStreamSubjects.read, {
-          webhook_id: this.listener.webhookId,
+        const page = await this.options.rpc.request(this.listener.kind.subjects.read, {
+          target_id: this.listener.targetId,
           session_id: this.listener.sessionId,
           after_seq: this.lastWrittenSeq,
           limit: READ_LIMIT,
@@ -141,7 +140,7 @@ export class ListenerSession {
     } catch (error) {
       // Unwritten events stay buffered; the next notification or ping tries again.
       this.options.logger.warn(
-        { err: error, webhookId: this.listener.webhookId },
+        { err: error, targetId: this.listener.targetId },
         'stream read failed',
       );
     }
@@ -151,8 +150,8 @@ export class ListenerSession {
   private async acknowledge(): Promise<void> {
     if (this.closed) return;
     try {
-      const answer = await this.options.rpc.request(WebhookStreamSubjects.ack, {
-        webhook_id: this.listener.webhookId,
+      const answer = await this.options.rpc.request(this.listener.kind.subjects.ack, {
+        target_id: this.listener.targetId,
         session_id: this.listener.sessionId,
         seq: this.lastWrittenSeq,
         lease_ms: this.options.leaseMs,
@@ -160,7 +159,7 @@ export class ListenerSession {
       if (!answer.attached) this.replaced();
     } catch (error) {
       this.options.logger.warn(
-        { err: error, webhookId: this.listener.webhookId },
+        { err: error, targetId: this.listener.targetId },
         'stream acknowledgement failed',
       );
     }

@@ -1,16 +1,16 @@
-import type { WebhookStreamEventRecord } from '@envoi/contracts-webhooks';
+import type { ListenerStreamEventRecord } from '@envoi/contracts-core';
 
-/** The `stream` every frame of a webhook stream names. */
-export const WEBHOOK_STREAM_NAME = 'webhooks';
+import type { StreamKind } from './stream-kinds';
 
 /** What a listener is attached to. */
 export interface StreamListener {
   accountId: string;
-  webhookId: string;
+  kind: StreamKind;
+  targetId: string;
   sessionId: string;
 }
 
-/** A frame of the webhook stream (platform notes 1.12); timestamps are Unix seconds. */
+/** A frame of a webhook or route stream (platform notes 1.12); timestamps are Unix seconds. */
 export interface StreamFrame {
   type: 'connected' | 'event' | 'replay';
   event?: {
@@ -33,7 +33,7 @@ export function connectedFrame(listener: StreamListener, now: Date): StreamFrame
   return {
     type: 'connected',
     session_id: listener.sessionId,
-    stream: WEBHOOK_STREAM_NAME,
+    stream: listener.kind.name,
     timestamp: unixSeconds(now),
   };
 }
@@ -41,7 +41,7 @@ export function connectedFrame(listener: StreamListener, now: Date): StreamFrame
 /** An event buffered before the listener attached (seq up to `replayUntilSeq`) is a `replay`. */
 export function eventFrame(
   listener: StreamListener,
-  record: WebhookStreamEventRecord,
+  record: ListenerStreamEventRecord,
   replayUntilSeq: number,
   now: Date,
 ): StreamFrame {
@@ -49,14 +49,14 @@ export function eventFrame(
     type: record.seq <= replayUntilSeq ? 'replay' : 'event',
     event: {
       type: record.event_type,
-      stream_id: listener.webhookId,
+      stream_id: listener.targetId,
       account_id: listener.accountId,
       data: JSON.parse(record.body) as unknown,
       metadata: { 'webhook-id': record.event_id, seq: String(record.seq) },
       timestamp: unixSeconds(new Date(record.created_at)),
     },
     session_id: listener.sessionId,
-    stream: WEBHOOK_STREAM_NAME,
+    stream: listener.kind.name,
     timestamp: unixSeconds(now),
   };
 }

@@ -7,6 +7,7 @@ import type { DataSourceOptions } from 'typeorm';
 import { InboundMessageEntity } from '../delivery/inbound-message.entity';
 import { RouteDeliveryEntity } from '../delivery/route-delivery.entity';
 import { RouteEntity } from '../routes/route.entity';
+import { RouteStreamEventEntity } from '../stream/route-stream-event.entity';
 
 export const ROUTES_SCHEMA = 'routes';
 
@@ -18,6 +19,7 @@ export const ROUTES_ENTITIES = [
   RouteEntity,
   InboundMessageEntity,
   RouteDeliveryEntity,
+  RouteStreamEventEntity,
 ];
 
 /**

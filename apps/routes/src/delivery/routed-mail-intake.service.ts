@@ -13,6 +13,7 @@ import type { NatsConnection } from 'nats';
 import { DataSource, In } from 'typeorm';
 
 import { RouteEntity } from '../routes/route.entity';
+import { RouteStreamFeed } from '../stream/route-stream-feed';
 import { planDeliveries } from './delivery-plan';
 import { InboundMessageEntity } from './inbound-message.entity';
 import { RouteDeliveryEntity } from './route-delivery.entity';
@@ -29,6 +30,7 @@ export class RoutedMailIntake {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
     private readonly worker: RouteDeliveryWorker,
+    private readonly streams: RouteStreamFeed,
   ) {}
 
   async accept(mail: RoutedMailData): Promise<void> {
@@ -37,11 +39,13 @@ export class RoutedMailIntake {
     });
     if (known) return;
     const raw = await this.spooled(mail);
+    await this.streams.buffer(mail, raw);
     const routeIds = [...new Set(mail.recipients.flatMap((recipient) => recipient.route_ids))];
     const planned = await this.dataSource.transaction(async (manager) => {
       const routes = await manager.find(RouteEntity, {
         select: { id: true, groupByMessageId: true },
-        where: { id: In(routeIds), accountId: mail.account_id, enabled: true },
+        // A temporary stream route has no URL: its mail goes to its stream only.
+        where: { id: In(routeIds), accountId: mail.account_id, enabled: true, temporary: false },
       });
       const inserted = await manager.query<Array<{ id: string }>>(
         `INSERT INTO routes.inbound_messages (id, account_id, received_at, raw)

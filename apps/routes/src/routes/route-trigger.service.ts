@@ -1,4 +1,5 @@
 import type { MessageResponse } from '@envoi/contracts-core';
+import { ListenerStreams } from '@envoi/shared-listener-streams';
 import { Injectable } from '@nestjs/common';
 
 import { RouteCaller } from '../delivery/route-caller';
@@ -8,8 +9,9 @@ import { sampleRoutingPayload } from './sample-routing';
 
 /**
  * POST …/routes/{id}/trigger: a sample `message.routing` POSTed to the route URL now, signed and
- * guarded like every route call. Samples leave the route's counters alone; the answer says how
- * the call went.
+ * guarded like every route call, and buffered for the route's stream when it has one (a temporary
+ * route has only its stream). Samples leave the route's counters alone; the answer says how the
+ * call went.
  */
 @Injectable()
 export class RouteTrigger {
@@ -17,6 +19,7 @@ export class RouteTrigger {
     private readonly routes: RoutesService,
     private readonly secrets: RouteSecretCipher,
     private readonly caller: RouteCaller,
+    private readonly streams: ListenerStreams,
   ) {}
 
   async trigger(
@@ -27,6 +30,17 @@ export class RouteTrigger {
     const route = await this.routes.require(accountId, routeId, granted);
     const now = new Date();
     const payload = sampleRoutingPayload(route, now);
+    if (route.streamed) {
+      await this.streams.append([
+        {
+          targetId: route.id,
+          eventId: payload.data.id,
+          eventType: payload.type,
+          body: JSON.stringify(payload),
+        },
+      ]);
+    }
+    if (route.temporary) return { message: 'sample message.routing sent to the route stream' };
     const result = await this.caller.post(
       route.url,
       this.secrets.open(route),

@@ -1,10 +1,11 @@
+import { ListenerStreamColumns } from '@envoi/shared-listener-streams';
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 
 /** A customer's inbound route: mail for the recipient pattern is POSTed to the URL. */
 @Entity({ name: 'routes' })
 @Index('routes_account_id_seq_idx', ['accountId', 'seq'])
 @Index('routes_account_id_domain_name_idx', ['accountId', 'domainName'])
-export class RouteEntity {
+export class RouteEntity extends ListenerStreamColumns {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'routes_pkey' })
   id!: string;
 

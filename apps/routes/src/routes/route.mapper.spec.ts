@@ -22,6 +22,11 @@ const ROUTE: RouteEntity = {
   errorCount: '3',
   errorsSinceLastSuccess: 1,
   lastRequestAt: new Date('2026-01-04T00:00:00.000Z'),
+  temporary: false,
+  streamed: false,
+  streamSessionId: null,
+  streamLeaseUntil: null,
+  streamUsedAt: null,
 };
 
 describe('route mapper', () => {

@@ -22,9 +22,15 @@ export type NewRoute = Pick<
   | 'groupByMessageId'
   | 'stripReplies'
   | 'secretCiphertext'
->;
+> &
+  Partial<Pick<RouteEntity, 'temporary' | 'streamed' | 'streamUsedAt'>>;
 
-export type RouteChanges = Partial<Omit<NewRoute, 'id' | 'accountId' | 'secretCiphertext'>>;
+export type RouteChanges = Partial<
+  Omit<
+    NewRoute,
+    'id' | 'accountId' | 'secretCiphertext' | 'temporary' | 'streamed' | 'streamUsedAt'
+  >
+>;
 
 /** What matching an address needs of an enabled route. */
 export type MatchableRoute = Pick<RouteEntity, 'id' | 'accountId' | 'recipient' | 'domainName'>;
@@ -43,7 +49,10 @@ function restrictToDomains(
 export class RoutesRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** The account's routes, newest first; `domain`: only those whose pattern names it. */
+  /**
+   * The account's routes, newest first; `domain`: only those whose pattern names it. Temporary
+   * stream routes are never listed.
+   */
   page(
     accountId: string,
     domain: string | undefined,
@@ -52,7 +61,8 @@ export class RoutesRepository {
   ): Promise<Page<RouteEntity>> {
     const query = this.dataSource.manager
       .createQueryBuilder(RouteEntity, 'route')
-      .where('route.accountId = :accountId', { accountId });
+      .where('route.accountId = :accountId', { accountId })
+      .andWhere('NOT route.temporary');
     if (domain !== undefined) query.andWhere('route.domainName = :domain', { domain });
     restrictToDomains(query, restriction);
     return keysetPage(query, 'route', page);

@@ -24,7 +24,9 @@ import { toCreatedRouteRecord, toRouteRecord } from './route.mapper';
 import { assertDomainGranted, checkRouteUrl, requirePattern } from './route-rules';
 import { generateRouteSecret, RouteSecretCipher } from './route-secret';
 import { RoutesException } from './routes.exception';
-import { type RouteChanges, RoutesRepository } from './routes.repository';
+import { type NewRoute, type RouteChanges, RoutesRepository } from './routes.repository';
+
+const TEMPORARY_ROUTE_NAME = 'Temporary stream route';
 
 /** The columns of a pattern: as stored, and the account's domain it names (id and name). */
 async function patternColumns(
@@ -75,22 +77,64 @@ export class RoutesService {
     checkRouteUrl(body.url, this.outbound);
     const pattern = requirePattern(body.recipient);
     assertDomainGranted(pattern.domain, granted);
-    const id = randomUUID();
-    const secret = generateRouteSecret();
-    const route = await this.routes.insert({
-      id,
-      accountId,
+    const { route, secret } = await this.insert(accountId, pattern, {
       name: body.name,
       url: body.url,
-      ...(await patternColumns(pattern, (domain) => this.accountDomains.idOf(accountId, domain))),
       enabled: body.enabled ?? true,
       attachments: body.attachments ?? false,
       headers: body.headers ?? false,
       groupByMessageId: body.group_by_message_id ?? false,
       stripReplies: body.strip_replies ?? false,
-      secretCiphertext: this.secrets.seal(secret, id),
     });
     return toCreatedRouteRecord(route, secret);
+  }
+
+  /**
+   * A temporary route for a stream listener (POST …/routes/stream?recipient=): its pattern must
+   * name a domain of the account; no URL (its mail goes to the stream only), attachments (their
+   * metadata: bytes are never streamed) and headers on, never listed, purged when idle.
+   */
+  async createTemporary(
+    accountId: string,
+    recipient: string,
+    granted: readonly string[] | undefined,
+  ): Promise<RouteEntity> {
+    const pattern = requirePattern(recipient);
+    if (pattern.domain === null) throw RoutesException.invalidRecipient(recipient);
+    assertDomainGranted(pattern.domain, granted);
+    const { route } = await this.insert(accountId, pattern, {
+      name: TEMPORARY_ROUTE_NAME,
+      url: '',
+      enabled: true,
+      attachments: true,
+      headers: true,
+      groupByMessageId: false,
+      stripReplies: false,
+      temporary: true,
+      streamed: true,
+      streamUsedAt: new Date(),
+    });
+    return route;
+  }
+
+  private async insert(
+    accountId: string,
+    pattern: RecipientPattern,
+    fields: Omit<
+      NewRoute,
+      'id' | 'accountId' | 'recipient' | 'domainId' | 'domainName' | 'secretCiphertext'
+    >,
+  ): Promise<{ route: RouteEntity; secret: string }> {
+    const id = randomUUID();
+    const secret = generateRouteSecret();
+    const route = await this.routes.insert({
+      id,
+      accountId,
+      ...fields,
+      ...(await patternColumns(pattern, (domain) => this.accountDomains.idOf(accountId, domain))),
+      secretCiphertext: this.secrets.seal(secret, id),
+    });
+    return { route, secret };
   }
 
   async get(

@@ -1,8 +1,8 @@
 import { purgeInBatches } from '@envoi/shared-database';
 import { type JobRun, PeriodicJob } from '@envoi/shared-jobs';
+import { ListenerStreamStore } from '@envoi/shared-listener-streams';
 import { Injectable, Logger } from '@nestjs/common';
 
-import { StreamEventsRepository } from '../stream/stream-events.repository';
 import { WebhooksConfig } from '../webhooks.config';
 import { DeliveriesRepository } from './deliveries.repository';
 
@@ -21,7 +21,7 @@ export class RetentionPurgeService {
 
   constructor(
     private readonly deliveries: DeliveriesRepository,
-    private readonly streams: StreamEventsRepository,
+    private readonly streams: ListenerStreamStore,
     private readonly config: WebhooksConfig,
   ) {}
 
@@ -40,17 +40,16 @@ export class RetentionPurgeService {
       () => this.deliveries.purgeSettled(this.config.WEBHOOK_DELIVERY_RETENTION_MS, batch),
       bounds,
     );
-    const webhooks = await purgeInBatches(
-      () => this.streams.purgeIdleTemporary(this.config.WEBHOOK_STREAM_TEMPORARY_TTL_MS, batch),
+    const streams = await this.streams.purge(
+      {
+        temporaryTtlMs: this.config.WEBHOOK_STREAM_TEMPORARY_TTL_MS,
+        bufferMaxAgeMs: this.config.WEBHOOK_STREAM_BUFFER_MAX_AGE_MS,
+      },
       bounds,
     );
-    const streamEvents = await purgeInBatches(
-      () => this.streams.purgeAged(this.config.WEBHOOK_STREAM_BUFFER_MAX_AGE_MS, batch),
-      bounds,
-    );
-    if (deliveries + webhooks + streamEvents > 0) {
+    if (deliveries + streams.targets + streams.events > 0) {
       this.logger.log(
-        `purged ${deliveries} settled deliveries, ${webhooks} idle temporary webhooks, ${streamEvents} aged stream events`,
+        `purged ${deliveries} settled deliveries, ${streams.targets} idle temporary webhooks, ${streams.events} aged stream events`,
       );
     }
   }

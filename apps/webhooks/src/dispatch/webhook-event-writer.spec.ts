@@ -19,13 +19,13 @@ describe('routeEvents', () => {
       target('both', true, true),
     ]);
     expect(routed.deliveries.map((row) => row.webhookId)).toEqual(['endpoint-only', 'both']);
-    expect(routed.streamed.map((row) => row.webhookId)).toEqual(['stream-only', 'both']);
+    expect(routed.streamed.map((row) => row.targetId)).toEqual(['stream-only', 'both']);
   });
 
   it('gives the stream exactly the body an endpoint receives', () => {
     const { deliveries, streamed } = routeEvents([target('both', true, true)]);
     expect(streamed[0]).toEqual({
-      webhookId: 'both',
+      targetId: 'both',
       eventId: event.id,
       eventType: 'message.delivered',
       body: deliveries[0]?.body,

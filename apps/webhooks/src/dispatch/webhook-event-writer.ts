@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 
+import { ListenerStreams, type NewStreamEvent } from '@envoi/shared-listener-streams';
 import { Injectable } from '@nestjs/common';
 
-import { StreamBuffer } from '../stream/stream-buffer.service';
-import type { NewStreamEvent } from '../stream/stream-events.repository';
 import { DeliveriesRepository, type NewDelivery } from './deliveries.repository';
 import { DeliveryWorker } from './delivery-worker.service';
 import { webhookBody, type WebhookEvent } from './webhook-event';
@@ -30,10 +29,16 @@ export function routeEvents(items: readonly TargetedEvent[]): {
   const streamed: NewStreamEvent[] = [];
   for (const { event, target } of items) {
     const body = webhookBody(event, target.webhookId);
-    const common = { webhookId: target.webhookId, eventId: event.id, eventType: event.type, body };
-    if (target.endpoint)
-      deliveries.push({ id: randomUUID(), accountId: event.accountId, ...common });
-    if (target.streamed) streamed.push(common);
+    const common = { eventId: event.id, eventType: event.type, body };
+    if (target.endpoint) {
+      deliveries.push({
+        id: randomUUID(),
+        accountId: event.accountId,
+        webhookId: target.webhookId,
+        ...common,
+      });
+    }
+    if (target.streamed) streamed.push({ targetId: target.webhookId, ...common });
   }
   return { deliveries, streamed };
 }
@@ -49,7 +54,7 @@ export class WebhookEventWriter {
   constructor(
     private readonly deliveries: DeliveriesRepository,
     private readonly worker: DeliveryWorker,
-    private readonly stream: StreamBuffer,
+    private readonly stream: ListenerStreams,
   ) {}
 
   /** Answers the deliveries it wrote (or found written before). */

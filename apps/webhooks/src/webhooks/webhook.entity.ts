@@ -1,10 +1,11 @@
 import type { WebhookScope } from '@envoi/contracts-webhooks';
+import { ListenerStreamColumns } from '@envoi/shared-listener-streams';
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 
 /** A customer's endpoint and the events it subscribes to. */
 @Entity({ name: 'webhooks' })
 @Index('webhooks_account_id_seq_idx', ['accountId', 'seq'])
-export class WebhookEntity {
+export class WebhookEntity extends ListenerStreamColumns {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'webhooks_pkey' })
   id!: string;
 
@@ -64,24 +65,4 @@ export class WebhookEntity {
 
   @Column({ type: 'timestamptz', nullable: true })
   lastRequestAt!: Date | null;
-
-  /** Created by POST …/webhooks/stream without an id: no URL, never listed, purged when idle. */
-  @Column({ type: 'boolean', default: false })
-  temporary!: boolean;
-
-  /** Its events are also buffered for a stream listener (POST …/webhooks/stream). */
-  @Column({ type: 'boolean', default: false })
-  streamed!: boolean;
-
-  /** The stream listener attached now (see streamLeaseUntil); null when none. */
-  @Column({ type: 'uuid', nullable: true })
-  streamSessionId!: string | null;
-
-  /** The attachment holds until then unless the listener renews it. */
-  @Column({ type: 'timestamptz', nullable: true })
-  streamLeaseUntil!: Date | null;
-
-  /** When the stream was last used (opened, attached, renewed, left): a temporary one idle long is purged. */
-  @Column({ type: 'timestamptz', nullable: true })
-  streamUsedAt!: Date | null;
 }

@@ -1,6 +1,7 @@
 export * from './absent';
 export * from './errors';
 export * from './hostnames';
+export * from './listener-streams';
 export * from './pagination';
 export * from './responses';
 export * from './streams';

@@ -8,4 +8,10 @@ export enum RoutesErrorCode {
   DomainNotFound = 'routes.domain_not_found',
   /** A domain-scoped key without the scope of the route's (old or new) domain. */
   ScopeNotGranted = 'routes.scope_not_granted',
+  /** Another listener is attached to the route's stream. */
+  StreamListenerAttached = 'routes.stream_listener_attached',
+  /** The listener is no longer the one attached to the route's stream. */
+  StreamNotAttached = 'routes.stream_not_attached',
+  /** POST …/routes/stream with both or neither of route_id and recipient. */
+  StreamTargetInvalid = 'routes.stream_target_invalid',
 }

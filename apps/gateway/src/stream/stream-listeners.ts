@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type Server, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 
-import { WebhookStreamSubjects } from '@envoi/contracts-webhooks';
 import { NATS_CONNECTION, RpcClient, subscribeBroadcast } from '@envoi/shared-nats';
 import type { Logger } from '@envoi/shared-observability';
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
@@ -18,43 +17,43 @@ import { UUID_PATTERN } from '../http/request-context';
 import { LOGGER } from '../logger.provider';
 import { clientAddress } from './client-address';
 import { CLOSE_CODES, ListenerSession } from './listener-session';
+import { STREAM_KINDS, type StreamKind } from './stream-kinds';
 
-const LISTEN_PATH = /^\/v2\/accounts\/([^/]+)\/webhooks\/([^/]+)\/listen$/;
+const LISTEN_PATH = /^\/v2\/accounts\/([^/]+)\/([a-z]+)\/([^/]+)\/listen$/;
 /** Pings a listener may miss before its attachment lapses (a crashed gateway frees it then). */
 const LEASE_PINGS = 3;
 const MIN_LEASE_MS = 1_000;
-/** Listening reads the webhook's events: its read scope, for all or for its domains. */
-const LISTEN_SCOPES = [['webhooks:read:{domain}']];
 /** Listeners send nothing; a frame from one is refused beyond this. */
 const MAX_CLIENT_FRAME_BYTES = 4_096;
 
-/** Where the WebSocket of a webhook's stream is served. */
-export function webhookListenPath(accountId: string, webhookId: string): string {
-  return `/v2/accounts/${accountId}/webhooks/${webhookId}/listen`;
-}
-
 interface Handshake {
   accountId: string;
-  webhookId: string;
+  kind: StreamKind;
+  targetId: string;
   secret: string | null;
   force: boolean;
 }
+
+const sessionKey = (kind: StreamKind, targetId: string): string => `${kind.name}:${targetId}`;
 
 /** The handshake's path and query; an ApiError for what cannot be served. */
 function parseHandshake(request: IncomingMessage): Handshake {
   const url = new URL(request.url ?? '/', 'https://gateway.invalid');
   const match = LISTEN_PATH.exec(url.pathname);
   if (!match) throw new ApiError(404, 'not found');
-  const [, accountId = '', webhookId = ''] = match;
+  const [, accountId = '', kindName = '', targetId = ''] = match;
+  const kind = STREAM_KINDS.find((candidate) => candidate.name === kindName);
+  if (!kind) throw new ApiError(404, 'not found');
   if (!UUID_PATTERN.test(accountId)) throw new ApiError(400, 'invalid account_id');
-  if (!UUID_PATTERN.test(webhookId)) throw new ApiError(400, 'invalid webhook_id');
+  if (!UUID_PATTERN.test(targetId)) throw new ApiError(400, `invalid ${kind.idName}`);
   const force = url.searchParams.get('force_reconnect');
   if (force !== null && force !== 'true' && force !== 'false') {
     throw new ApiError(400, 'force_reconnect must be true or false');
   }
   return {
     accountId: accountId.toLowerCase(),
-    webhookId: webhookId.toLowerCase(),
+    kind,
+    targetId: targetId.toLowerCase(),
     secret: url.searchParams.get('api_secret_key'),
     force: force === 'true',
   };
@@ -74,19 +73,20 @@ function refuse(socket: Duplex, status: number, message: string, headers: Record
 }
 
 /**
- * The WebSockets of webhook streams (platform notes 1.12), on the gateway's HTTPS port: the
- * handshake authenticates `api_secret_key` like a bearer key, needs `webhooks:read` for the
- * webhook (a domain-scoped key: for all its domains) and attaches the listener through the
- * webhooks service (one per webhook over every replica: 409 unless `force_reconnect=true`); the
- * bus tells each replica when events are buffered and when a listener replaced one of its own.
+ * The WebSockets of webhook and route streams (platform notes 1.12), on the gateway's HTTPS port:
+ * the handshake authenticates `api_secret_key` like a bearer key, needs the read scope of the
+ * target (`webhooks:read`, `routes:read`; a domain-scoped key: for all its domains) and attaches
+ * the listener through the service owning it (one per target over every replica: 409 unless
+ * `force_reconnect=true`); the bus tells each replica when events are buffered and when a
+ * listener replaced one of its own.
  */
 @Injectable()
-export class WebhookStreamListeners implements OnModuleInit, OnModuleDestroy {
+export class StreamListeners implements OnModuleInit, OnModuleDestroy {
   private readonly sockets = new WebSocketServer({
     noServer: true,
     maxPayload: MAX_CLIENT_FRAME_BYTES,
   });
-  /** This replica's listeners, by webhook. */
+  /** This replica's listeners, by kind and target (sessionKey). */
   private readonly sessions = new Map<string, ListenerSession>();
   private subscriptions: Subscription[] = [];
 
@@ -99,25 +99,7 @@ export class WebhookStreamListeners implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   onModuleInit(): void {
-    const onError = (error: unknown) =>
-      this.logger.warn({ err: error }, 'webhook stream notification failed');
-    this.subscriptions = [
-      subscribeBroadcast(
-        this.connection,
-        WebhookStreamSubjects.appended,
-        (event) => event.webhook_ids.forEach((id) => this.sessions.get(id)?.notify()),
-        onError,
-      ),
-      subscribeBroadcast(
-        this.connection,
-        WebhookStreamSubjects.attached,
-        (event) => {
-          const session = this.sessions.get(event.webhook_id);
-          if (session && session.listener.sessionId !== event.session_id) session.replaced();
-        },
-        onError,
-      ),
-    ];
+    this.subscriptions = STREAM_KINDS.flatMap((kind) => this.subscribe(kind));
   }
 
   onModuleDestroy(): void {
@@ -154,12 +136,12 @@ export class WebhookStreamListeners implements OnModuleInit, OnModuleDestroy {
         handshake.accountId,
         requestId,
       );
-      const scope = resourceDomainScope(principal.scopeSet, LISTEN_SCOPES);
+      const scope = resourceDomainScope(principal.scopeSet, handshake.kind.listenScopes);
       const attached = await this.rpc.request(
-        WebhookStreamSubjects.attach,
+        handshake.kind.subjects.attach,
         {
           account_id: handshake.accountId,
-          webhook_id: handshake.webhookId,
+          target_id: handshake.targetId,
           session_id: sessionId,
           force: handshake.force,
           lease_ms: this.leaseMs(),
@@ -174,7 +156,9 @@ export class WebhookStreamListeners implements OnModuleInit, OnModuleDestroy {
       return;
     }
     this.sockets.handleUpgrade(request, socket, head, (webSocket) => {
-      const listener = { ...handshake, sessionId };
+      const { accountId, kind, targetId } = handshake;
+      const listener = { accountId, kind, targetId, sessionId };
+      const key = sessionKey(kind, targetId);
       const session = new ListenerSession(
         webSocket,
         listener,
@@ -186,14 +170,36 @@ export class WebhookStreamListeners implements OnModuleInit, OnModuleDestroy {
           leaseMs: this.leaseMs(),
         },
         (closed) => {
-          if (this.sessions.get(listener.webhookId) === closed) {
-            this.sessions.delete(listener.webhookId);
-          }
+          if (this.sessions.get(key) === closed) this.sessions.delete(key);
         },
       );
-      this.sessions.get(listener.webhookId)?.replaced();
-      this.sessions.set(listener.webhookId, session);
+      this.sessions.get(key)?.replaced();
+      this.sessions.set(key, session);
     });
+  }
+
+  /** New events wake this replica's listener of the target; another's attach replaces it. */
+  private subscribe(kind: StreamKind): Subscription[] {
+    const onError = (error: unknown) =>
+      this.logger.warn({ err: error, stream: kind.name }, 'stream notification failed');
+    return [
+      subscribeBroadcast(
+        this.connection,
+        kind.subjects.appended,
+        (event) =>
+          event.target_ids.forEach((id) => this.sessions.get(sessionKey(kind, id))?.notify()),
+        onError,
+      ),
+      subscribeBroadcast(
+        this.connection,
+        kind.subjects.attached,
+        (event) => {
+          const session = this.sessions.get(sessionKey(kind, event.target_id));
+          if (session && session.listener.sessionId !== event.session_id) session.replaced();
+        },
+        onError,
+      ),
+    ];
   }
 
   private leaseMs(): number {
