@@ -1,6 +1,6 @@
 import { InboundMessageRejected } from '@envoi/shared-inbound-mail';
 import { type JobRun, PeriodicJob } from '@envoi/shared-jobs';
-import type { RetrySchedule } from '@envoi/shared-outbound';
+import { BatchRecorder, type RetrySchedule } from '@envoi/shared-outbound';
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 
 import { RoutesConfig } from '../routes.config';
@@ -9,15 +9,21 @@ import { routeCallOutcome } from './route-call-outcome';
 import { RouteCaller } from './route-caller';
 import {
   type ClaimedRouteDelivery,
+  type RouteCallRecord,
+  type RouteCallTarget,
   RouteDeliveriesRepository,
 } from './route-deliveries.repository';
 import { routingPayload } from './routing-payload';
+
+/** Calls recorded by one transaction at most. */
+const RECORD_BATCH_MAX = 128;
 
 /**
  * Calls route URLs: every ROUTE_POLL_INTERVAL_MS, when new mail was planned and whenever a call
  * ends, a replica claims due deliveries for its free places (ROUTE_CLAIM_BATCH calls in flight, ROUTE_ENDPOINT_CONCURRENCY per route over every
  * replica; leased, so a crashed replica's are called by another), POSTs each one's payload
- * without waiting for the others, and records the outcome with the route's counters (notes 2.8:
+ * without waiting for the others (its body was built at intake), and records the outcome with
+ * the route's counters, the calls that end together in one transaction (notes 2.8:
  * 10 retries, n^4 s ±10 % apart, the route disabled after ROUTE_DISABLE_AFTER_FAILURES failures
  * in a row). A message the inbound-mail library refuses (a MIME bomb) is given up with the
  * reason; its bytes stay for inspection until the retention purge.
@@ -26,6 +32,7 @@ import { routingPayload } from './routing-payload';
 export class RouteDeliveryWorker implements OnModuleDestroy {
   private readonly logger = new Logger(RouteDeliveryWorker.name);
   private readonly schedule: RetrySchedule;
+  private readonly recorder: BatchRecorder<RouteCallRecord, true>;
   private readonly inFlight = new Set<Promise<void>>();
   /** The claim in progress: one at a time per replica. */
   private claiming: Promise<void> | undefined;
@@ -40,6 +47,13 @@ export class RouteDeliveryWorker implements OnModuleDestroy {
     private readonly config: RoutesConfig,
   ) {
     this.schedule = { baseMs: config.ROUTE_RETRY_BASE_MS, maxAttempts: config.ROUTE_MAX_ATTEMPTS };
+    this.recorder = new BatchRecorder({
+      windowMs: config.ROUTE_RECORD_WINDOW_MS,
+      maxBatch: RECORD_BATCH_MAX,
+      keyOf: (record) => record.deliveryId,
+      recordBatch: (records) =>
+        deliveries.recordCalls(records, config.ROUTE_DISABLE_AFTER_FAILURES),
+    });
   }
 
   @PeriodicJob<RoutesConfig>({
@@ -66,6 +80,7 @@ export class RouteDeliveryWorker implements OnModuleDestroy {
     this.stopping = true;
     await this.claiming?.catch(() => undefined);
     await Promise.allSettled([...this.inFlight]);
+    await this.recorder.drain();
   }
 
   private claim(): Promise<void> {
@@ -98,23 +113,27 @@ export class RouteDeliveryWorker implements OnModuleDestroy {
 
   private async call(delivery: ClaimedRouteDelivery): Promise<void> {
     try {
-      const target = await this.deliveries.callTarget(delivery);
-      if (!target) {
+      const { route } = delivery;
+      if (!route) {
         await this.deliveries.drop(delivery.id, 'the route was deleted or disabled');
         return;
       }
-      const { route, raw } = target;
       const now = new Date();
-      const payload = await routingPayload({ ...delivery, raw }, route, now);
+      const body = delivery.payload ?? (await this.builtBody(delivery, route, now));
       const result = await this.caller.post(
         route.url,
         this.secrets.open(route),
         delivery.id,
-        payload,
+        body,
         now,
       );
       const outcome = routeCallOutcome(result, delivery.attempt, this.schedule, new Date());
-      await this.deliveries.record(delivery, outcome, this.config.ROUTE_DISABLE_AFTER_FAILURES);
+      await this.recorder.record({
+        ...outcome,
+        deliveryId: delivery.id,
+        routeId: delivery.routeId,
+        attemptedAt: now,
+      });
     } catch (error) {
       if (error instanceof InboundMessageRejected) {
         await this.refuse(delivery, error);
@@ -123,6 +142,17 @@ export class RouteDeliveryWorker implements OnModuleDestroy {
       // The lease lapses and another claim makes the call again.
       this.logger.error(`route delivery ${delivery.id}: ${String(error)}`);
     }
+  }
+
+  /** The body of a call planned before bodies were kept, built from the message's bytes. */
+  private async builtBody(
+    delivery: ClaimedRouteDelivery,
+    route: RouteCallTarget,
+    now: Date,
+  ): Promise<string> {
+    const raw = await this.deliveries.raw(delivery.inboundId);
+    if (raw === null) throw new Error(`inbound ${delivery.inboundId} has gone`);
+    return JSON.stringify(await routingPayload({ ...delivery, raw }, route, now));
   }
 
   private async refuse(

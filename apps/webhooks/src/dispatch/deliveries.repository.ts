@@ -6,13 +6,17 @@ import {
   type WebhookEventFlag,
   WebhooksStreamSubjects,
 } from '@envoi/contracts-webhooks';
+import {
+  type CountedAttempt,
+  countersAddedTo,
+  type DisablingAttempt,
+} from '@envoi/shared-outbound';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 
 import { WEBHOOKS_SCHEMA } from '../database/data-source-options';
 import { updatedRows } from '../database/updated-rows';
-import { type CountedAttempt, countersAfter, type DisablingAttempt } from './webhook-counters';
 import type { DeliveryState } from './webhook-delivery.entity';
 
 /** Who an event is for: its account, its domain (null: global webhooks only), its flag. */
@@ -432,16 +436,8 @@ export class DeliveriesRepository {
     if (webhookIds.length === 0) return new Map();
     const rows = await manager.query<CountersRow[]>(LOCK_COUNTERS_SQL, [webhookIds]);
     const updated = rows.map((row) => {
-      const after = countersAfter(
-        {
-          // Added to the stored counts, which may exceed a JavaScript integer's exact range.
-          successCount: 0,
-          errorCount: 0,
-          errorsSinceLastSuccess: row.errors_since_last_success,
-          lastRequestAt: row.last_request_at,
-          enabled: row.enabled,
-          disabledReason: row.disabled_reason,
-        },
+      const after = countersAddedTo(
+        row,
         attempts.filter((attempt) => attempt.webhookId === row.id),
         disableAfterFailures,
       );
