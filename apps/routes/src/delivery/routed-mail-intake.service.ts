@@ -18,7 +18,7 @@ import type { NatsConnection } from 'nats';
 import { DataSource, In } from 'typeorm';
 
 import { RouteEntity } from '../routes/route.entity';
-import { planDeliveries } from './delivery-plan';
+import { planDeliveries, type PlannedRoute } from './delivery-plan';
 import { InboundMessageEntity } from './inbound-message.entity';
 import { RouteDeliveryEntity } from './route-delivery.entity';
 import { RouteDeliveryWorker } from './route-delivery-worker.service';
@@ -50,6 +50,39 @@ function callColumns(
   return { payload: JSON.stringify(routingPayloadOf(mail.message, call, route, now)) };
 }
 
+/** A routed message whose bytes were read from its spool, and its parse. */
+interface TakenMail {
+  mail: RoutedMailData;
+  raw: Buffer;
+  parsed: ParsedMail;
+}
+
+const INSERT_MESSAGES_SQL = `
+  INSERT INTO routes.inbound_messages (id, account_id, received_at, raw)
+  SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::bytea[])
+  ON CONFLICT (id) DO NOTHING
+  RETURNING id`;
+
+/** The calls of a message to the routes of its account (enabled ones), with their columns. */
+function plannedCalls(
+  { mail, raw, parsed }: TakenMail,
+  routes: ReadonlyArray<PayloadRoute & PlannedRoute & { accountId: string }>,
+  now: Date,
+): Array<Partial<RouteDeliveryEntity>> {
+  const own = routes.filter((route) => route.accountId === mail.account_id);
+  return planDeliveries(mail.recipients, own).map((planned) => {
+    const call = { inboundId: mail.inbound_id, raw, recipients: planned.recipients };
+    return {
+      id: randomUUID(),
+      routeId: planned.route.id,
+      inboundId: mail.inbound_id,
+      recipients: planned.recipients,
+      nextAttemptAt: now,
+      ...callColumns(parsed, call, planned.route, now),
+    };
+  });
+}
+
 /**
  * Takes a routed message from the MX: copies it from its spool (which expires), parses it once
  * and plans its calls with their bodies, in one transaction, once per inbound id (a redelivered
@@ -68,45 +101,60 @@ export class RoutedMailIntake {
   ) {}
 
   async accept(mail: RoutedMailData): Promise<void> {
-    const raw = await this.spooled(mail);
-    if (raw === null) return;
-    const parsed = await parsedMail(raw);
-    const routeIds = [...new Set(mail.recipients.flatMap((recipient) => recipient.route_ids))];
+    await this.acceptAll([mail]);
+  }
+
+  /**
+   * Takes the routed messages of a batch of events together: their spools read at once, each
+   * message parsed once, then one transaction with multi-row INSERTs. Events repeating an
+   * inbound id (of this batch or taken before) plan nothing more.
+   */
+  async acceptAll(mails: readonly RoutedMailData[]): Promise<void> {
+    const unique = [...new Map(mails.map((mail) => [mail.inbound_id, mail])).values()];
+    const spooled = await Promise.all(unique.map((mail) => this.spooled(mail)));
+    const taken: TakenMail[] = [];
+    for (const [index, mail] of unique.entries()) {
+      const raw = spooled[index];
+      if (raw) taken.push({ mail, raw, parsed: await parsedMail(raw) });
+    }
+    if (taken.length === 0) return;
+    const routeIds = [
+      ...new Set(
+        taken.flatMap(({ mail }) => mail.recipients.flatMap((recipient) => recipient.route_ids)),
+      ),
+    ];
     const planned = await this.dataSource.transaction(async (manager) => {
       const routes = await manager.find(RouteEntity, {
         select: {
           id: true,
+          accountId: true,
           groupByMessageId: true,
           attachments: true,
           headers: true,
           stripReplies: true,
         },
-        where: { id: In(routeIds), accountId: mail.account_id, enabled: true },
+        where: { id: In(routeIds), enabled: true },
       });
-      const inserted = await manager.query<Array<{ id: string }>>(
-        `INSERT INTO routes.inbound_messages (id, account_id, received_at, raw)
-         VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING RETURNING id`,
-        [mail.inbound_id, mail.account_id, new Date(mail.received_at), raw],
-      );
-      if (inserted.length === 0) return 0;
+      const inserted = await manager.query<Array<{ id: string }>>(INSERT_MESSAGES_SQL, [
+        taken.map(({ mail }) => mail.inbound_id),
+        taken.map(({ mail }) => mail.account_id),
+        taken.map(({ mail }) => new Date(mail.received_at)),
+        taken.map(({ raw }) => raw),
+      ]);
+      const insertedIds = new Set(inserted.map((row) => row.id));
       const now = new Date();
-      const deliveries = planDeliveries(mail.recipients, routes).map((planned) => {
-        const call = { inboundId: mail.inbound_id, raw, recipients: planned.recipients };
-        return {
-          id: randomUUID(),
-          routeId: planned.route.id,
-          inboundId: mail.inbound_id,
-          recipients: planned.recipients,
-          nextAttemptAt: now,
-          ...callColumns(parsed, call, planned.route, now),
-        };
-      });
+      const deliveries = taken
+        .filter(({ mail }) => insertedIds.has(mail.inbound_id))
+        .flatMap((message) => plannedCalls(message, routes, now));
       if (deliveries.length > 0) await manager.insert(RouteDeliveryEntity, deliveries);
       return deliveries.length;
     });
-    if ('refused' in parsed) {
-      this.logger.warn(`inbound ${mail.inbound_id}: message refused: ${parsed.refused.message}`);
-    } else if (planned > 0) this.worker.wake();
+    for (const { mail, parsed } of taken) {
+      if ('refused' in parsed) {
+        this.logger.warn(`inbound ${mail.inbound_id}: message refused: ${parsed.refused.message}`);
+      }
+    }
+    if (planned > 0) this.worker.wake();
   }
 
   /**
