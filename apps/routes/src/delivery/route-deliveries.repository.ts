@@ -105,7 +105,10 @@ const CLAIM_SQL = `
   SELECT claimed.*, r.url, r.secret_ciphertext, r.attachments, r.headers, r.strip_replies
   FROM claimed LEFT JOIN routes.routes r ON r.id = claimed.route_id AND r.enabled`;
 
-/** Settles the calls made: delivered, given up, or pending until their next attempt. */
+/**
+ * Settles the calls made (delivered, given up, or pending until their next attempt) and locks
+ * their routes' counters: one row per delivery settled, with its route's counters.
+ */
 const SETTLE_SQL = `
   WITH settled AS (
     UPDATE routes.route_deliveries d
@@ -114,15 +117,13 @@ const SETTLE_SQL = `
     FROM unnest($1::uuid[], $2::varchar[], $3::timestamptz[], $4::int[], $5::text[])
       AS u(id, state, next_attempt_at, status, error)
     WHERE d.id = u.id
-    RETURNING d.id
+    RETURNING d.id, d.route_id
   )
-  SELECT id FROM settled`;
-
-const LOCK_COUNTERS_SQL = `
-  SELECT id, account_id, name, url, errors_since_last_success, last_request_at, enabled
-  FROM routes.routes WHERE id = ANY($1::uuid[])
-  ORDER BY id
-  FOR NO KEY UPDATE`;
+  SELECT settled.id AS delivery_id, r.id, r.account_id, r.name, r.url,
+    r.errors_since_last_success, r.last_request_at, r.enabled
+  FROM settled JOIN routes.routes r ON r.id = settled.route_id
+  ORDER BY r.id
+  FOR NO KEY UPDATE OF r`;
 
 const UPDATE_COUNTERS_SQL = `
   UPDATE routes.routes r
@@ -222,16 +223,20 @@ export class RouteDeliveriesRepository {
   ): Promise<Map<string, true>> {
     if (records.length === 0) return new Map();
     return this.dataSource.transaction(async (manager) => {
-      const settled = await manager.query<Array<{ id: string }>>(SETTLE_SQL, [
-        records.map((record) => record.deliveryId),
-        records.map(stateAfter),
-        records.map((record) => record.nextAttemptAt),
-        records.map((record) => record.status),
-        records.map((record) => record.error),
-      ]);
-      const settledIds = new Set(settled.map((row) => row.id));
+      const settled = await manager.query<Array<CountersRow & { delivery_id: string }>>(
+        SETTLE_SQL,
+        [
+          records.map((record) => record.deliveryId),
+          records.map(stateAfter),
+          records.map((record) => record.nextAttemptAt),
+          records.map((record) => record.status),
+          records.map((record) => record.error),
+        ],
+      );
+      const settledIds = new Set(settled.map((row) => row.delivery_id));
       const counted = records.filter((record) => settledIds.has(record.deliveryId));
-      await countCalls(manager, counted, disableAfterFailures);
+      const routes = [...new Map(settled.map((row) => [row.id, row])).values()];
+      await countCalls(manager, routes, counted, disableAfterFailures);
       return new Map(counted.map((record) => [record.deliveryId, true as const]));
     });
   }
@@ -254,15 +259,14 @@ function stateAfter(record: RouteCallOutcome): RouteDeliveryState {
   return record.nextAttemptAt === null ? 'given_up' : 'pending';
 }
 
-/** Applies the calls to their routes' counters; `route.disabled` for a route they disable. */
+/** Applies the calls to their routes' counters (`rows`, locked); `route.disabled` for a route they disable. */
 async function countCalls(
   manager: EntityManager,
+  rows: readonly CountersRow[],
   calls: readonly RouteCallRecord[],
   disableAfterFailures: number,
 ): Promise<void> {
-  const routeIds = [...new Set(calls.map((call) => call.routeId))];
-  if (routeIds.length === 0) return;
-  const rows = await manager.query<CountersRow[]>(LOCK_COUNTERS_SQL, [routeIds]);
+  if (rows.length === 0) return;
   const updated = rows.map((row) => {
     const ofRoute = calls.filter((call) => call.routeId === row.id);
     const after = countersAddedTo(
