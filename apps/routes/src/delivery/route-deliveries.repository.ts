@@ -64,6 +64,16 @@ export interface RouteCallOutcome {
   error: string | null;
 }
 
+/**
+ * What a claim takes: up to `limit` due deliveries, leased for `leaseMs`, no more than
+ * `perRoute` leased per route at once.
+ */
+export interface ClaimLimits {
+  limit: number;
+  leaseMs: number;
+  perRoute: number;
+}
+
 /** A call made, to record on its delivery and its route's counters. */
 export interface RouteCallRecord extends RouteCallOutcome {
   deliveryId: string;
@@ -165,21 +175,8 @@ export class RouteDeliveriesRepository {
    * Leases up to `limit` due deliveries, no more than `perRoute` leased per route at once, with
    * their bodies and their routes.
    */
-  async claim(limit: number, leaseMs: number, perRoute: number): Promise<ClaimedRouteDelivery[]> {
-    const rows = await this.dataSource.transaction((manager) =>
-      manager
-        .query(CLAIM_LOCK_SQL)
-        .then(() => manager.query<ClaimRow[]>(CLAIM_SQL, [limit, leaseMs, perRoute])),
-    );
-    return rows.map((row) => ({
-      id: row.id,
-      routeId: row.route_id,
-      inboundId: row.inbound_id,
-      recipients: row.recipients,
-      attempt: row.attempts,
-      payload: row.payload,
-      route: routeOf(row),
-    }));
+  claim(limits: ClaimLimits): Promise<ClaimedRouteDelivery[]> {
+    return this.dataSource.transaction((manager) => claimIn(manager, limits));
   }
 
   /** The bytes of a routed message (for a call planned without its body); null when gone. */
@@ -214,14 +211,15 @@ export class RouteDeliveriesRepository {
    * Records calls on their deliveries and their routes' counters, together, in as many
    * statements as for one call: each route's counters as if its calls had been recorded one by
    * one (notes 2.8: disabled after `disableAfterFailures` failures in a row, the members told
-   * through the outbox). A delivery gone since (its route deleted) is not counted. Answers the
-   * ids of the deliveries recorded.
+   * through the outbox). A delivery gone since (its route deleted) is not counted. Then, in the
+   * same transaction, claims the next calls for the places these leave (see `claim`). Answers
+   * the ids of the deliveries recorded and the calls claimed.
    */
   async recordCalls(
     records: readonly RouteCallRecord[],
     disableAfterFailures: number,
-  ): Promise<Map<string, true>> {
-    if (records.length === 0) return new Map();
+    next: ClaimLimits,
+  ): Promise<{ recorded: Map<string, true>; claimed: ClaimedRouteDelivery[] }> {
     return this.dataSource.transaction(async (manager) => {
       const settled = await manager.query<Array<CountersRow & { delivery_id: string }>>(
         SETTLE_SQL,
@@ -237,9 +235,30 @@ export class RouteDeliveriesRepository {
       const counted = records.filter((record) => settledIds.has(record.deliveryId));
       const routes = [...new Map(settled.map((row) => [row.id, row])).values()];
       await countCalls(manager, routes, counted, disableAfterFailures);
-      return new Map(counted.map((record) => [record.deliveryId, true as const]));
+      const claimed = next.limit > 0 ? await claimIn(manager, next) : [];
+      return {
+        recorded: new Map(counted.map((record) => [record.deliveryId, true as const])),
+        claimed,
+      };
     });
   }
+}
+
+async function claimIn(
+  manager: EntityManager,
+  { limit, leaseMs, perRoute }: ClaimLimits,
+): Promise<ClaimedRouteDelivery[]> {
+  await manager.query(CLAIM_LOCK_SQL);
+  const rows = await manager.query<ClaimRow[]>(CLAIM_SQL, [limit, leaseMs, perRoute]);
+  return rows.map((row) => ({
+    id: row.id,
+    routeId: row.route_id,
+    inboundId: row.inbound_id,
+    recipients: row.recipients,
+    attempt: row.attempts,
+    payload: row.payload,
+    route: routeOf(row),
+  }));
 }
 
 function routeOf(row: ClaimRow): RouteCallTarget | null {

@@ -9,6 +9,7 @@ import { routeCallOutcome } from './route-call-outcome';
 import { RouteCaller } from './route-caller';
 import {
   type ClaimedRouteDelivery,
+  type ClaimLimits,
   type RouteCallRecord,
   type RouteCallTarget,
   RouteDeliveriesRepository,
@@ -19,11 +20,12 @@ import { routingPayload } from './routing-payload';
 const RECORD_BATCH_MAX = 128;
 
 /**
- * Calls route URLs: every ROUTE_POLL_INTERVAL_MS, when new mail was planned and whenever a call
- * ends, a replica claims due deliveries for its free places (ROUTE_CLAIM_BATCH calls in flight, ROUTE_ENDPOINT_CONCURRENCY per route over every
- * replica; leased, so a crashed replica's are called by another), POSTs each one's payload
- * without waiting for the others (its body was built at intake), and records the outcome with
- * the route's counters, the calls that end together in one transaction (notes 2.8:
+ * Calls route URLs: every ROUTE_POLL_INTERVAL_MS, when new mail was planned and whenever calls
+ * end, a replica claims due deliveries for its free places (ROUTE_CLAIM_BATCH calls in flight,
+ * ROUTE_ENDPOINT_CONCURRENCY per route over every replica; leased, so a crashed replica's are
+ * called by another), POSTs each one's body (built at intake) without waiting for the others,
+ * and records the outcomes of the calls that end together with their routes' counters in one
+ * transaction, which also claims the next calls for the places they leave (notes 2.8:
  * 10 retries, n^4 s ±10 % apart, the route disabled after ROUTE_DISABLE_AFTER_FAILURES failures
  * in a row). A message the inbound-mail library refuses (a MIME bomb) is given up with the
  * reason; its bytes stay for inspection until the retention purge.
@@ -38,6 +40,8 @@ export class RouteDeliveryWorker implements OnModuleDestroy {
   private claiming: Promise<void> | undefined;
   /** A wake-up that came during a claim: claim again once it ends. */
   private claimAgain = false;
+  /** Places of claims in progress (a claim, or the one after a batch of calls is recorded). */
+  private reserved = 0;
   private stopping = false;
 
   constructor(
@@ -51,8 +55,7 @@ export class RouteDeliveryWorker implements OnModuleDestroy {
       windowMs: config.ROUTE_RECORD_WINDOW_MS,
       maxBatch: RECORD_BATCH_MAX,
       keyOf: (record) => record.deliveryId,
-      recordBatch: (records) =>
-        deliveries.recordCalls(records, config.ROUTE_DISABLE_AFTER_FAILURES),
+      recordBatch: (records) => this.recordAndClaimNext(records),
     });
   }
 
@@ -95,28 +98,76 @@ export class RouteDeliveryWorker implements OnModuleDestroy {
   }
 
   private async claimAndCall(): Promise<void> {
-    const places = this.config.ROUTE_CLAIM_BATCH - this.inFlight.size;
-    if (this.stopping || places <= 0) return;
-    const claimed = await this.deliveries.claim(
-      places,
-      this.config.ROUTE_LEASE_MS,
-      this.config.ROUTE_ENDPOINT_CONCURRENCY,
-    );
-    for (const delivery of claimed) {
-      const call = this.call(delivery).finally(() => {
-        this.inFlight.delete(call);
-        this.wake();
+    const places = this.freePlaces(0);
+    if (places === 0) return;
+    await this.leasing(places, async (limits) => {
+      const claimed = await this.deliveries.claim(limits);
+      return { claimed, result: undefined };
+    });
+  }
+
+  /** Records calls that ended and, in the same transaction, claims for the places they leave. */
+  private recordAndClaimNext(records: readonly RouteCallRecord[]): Promise<Map<string, true>> {
+    return this.leasing(this.freePlaces(records.length), async (limits) => {
+      const { recorded, claimed } = await this.deliveries.recordCalls(
+        records,
+        this.config.ROUTE_DISABLE_AFTER_FAILURES,
+        limits,
+      );
+      return { claimed, result: recorded };
+    });
+  }
+
+  /**
+   * This replica's places for new calls: ROUTE_CLAIM_BATCH less its calls in flight (but `ending`
+   * of them, being recorded) and less the places of the claims in progress.
+   */
+  private freePlaces(ending: number): number {
+    if (this.stopping) return 0;
+    const taken = this.inFlight.size - ending + this.reserved;
+    return Math.max(0, this.config.ROUTE_CLAIM_BATCH - taken);
+  }
+
+  /** Runs a claim of `places` (held meanwhile), then starts each call claimed. */
+  private async leasing<T>(
+    places: number,
+    claim: (limits: ClaimLimits) => Promise<{ claimed: ClaimedRouteDelivery[]; result: T }>,
+  ): Promise<T> {
+    this.reserved += places;
+    try {
+      const { claimed, result } = await claim({
+        limit: places,
+        leaseMs: this.config.ROUTE_LEASE_MS,
+        perRoute: this.config.ROUTE_ENDPOINT_CONCURRENCY,
       });
-      this.inFlight.add(call);
+      for (const delivery of claimed) this.start(delivery);
+      return result;
+    } finally {
+      this.reserved -= places;
     }
   }
 
-  private async call(delivery: ClaimedRouteDelivery): Promise<void> {
+  /** Makes a claimed call; once it ends without being recorded, claims again. */
+  private start(delivery: ClaimedRouteDelivery): void {
+    const call: Promise<void> = this.call(delivery)
+      .catch((error: unknown) => {
+        this.logger.error(`route delivery ${delivery.id}: ${String(error)}`);
+        return false;
+      })
+      .then((recorded) => {
+        this.inFlight.delete(call);
+        if (!recorded) this.wake();
+      });
+    this.inFlight.add(call);
+  }
+
+  /** Makes a call; answers whether its outcome was recorded (the next claim made with it). */
+  private async call(delivery: ClaimedRouteDelivery): Promise<boolean> {
     try {
       const { route } = delivery;
       if (!route) {
         await this.deliveries.drop(delivery.id, 'the route was deleted or disabled');
-        return;
+        return false;
       }
       const now = new Date();
       const body = delivery.payload ?? (await this.builtBody(delivery, route, now));
@@ -128,19 +179,21 @@ export class RouteDeliveryWorker implements OnModuleDestroy {
         now,
       );
       const outcome = routeCallOutcome(result, delivery.attempt, this.schedule, new Date());
-      await this.recorder.record({
+      const recorded = await this.recorder.record({
         ...outcome,
         deliveryId: delivery.id,
         routeId: delivery.routeId,
         attemptedAt: now,
       });
+      return recorded !== null;
     } catch (error) {
       if (error instanceof InboundMessageRejected) {
         await this.refuse(delivery, error);
-        return;
+        return false;
       }
       // The lease lapses and another claim makes the call again.
       this.logger.error(`route delivery ${delivery.id}: ${String(error)}`);
+      return false;
     }
   }
 
