@@ -115,7 +115,10 @@ export class RoutedMailIntake {
     const taken: TakenMail[] = [];
     for (const [index, mail] of unique.entries()) {
       const raw = spooled[index];
-      if (raw) taken.push({ mail, raw, parsed: await parsedMail(raw) });
+      if (!raw) continue;
+      taken.push({ mail, raw, parsed: await parsedMail(raw) });
+      // Calls in flight get their responses handled between two parses of a large batch.
+      await new Promise((resolve) => setImmediate(resolve));
     }
     if (taken.length === 0) return;
     const routeIds = [
