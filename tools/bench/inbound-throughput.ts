@@ -22,6 +22,7 @@ import {
   printRatioTarget,
   ratioOf,
 } from './block-rounds';
+import { InboundDatabase, type InboundStages } from './inbound-database';
 import { sendTrusted } from './load';
 import { cpuBetween, ProcessCpu } from './process-cpu';
 import { alternativeMessage, type PoolRun, type SmtpMessage, SmtpPool } from './smtp-pool';
@@ -76,6 +77,8 @@ interface RunFigures extends PoolRun, BlockRun {
   acceptedToArrival: DeliveryLatencies;
   /** CPU ms per message by process label (null without /proc). */
   cpuMsPerMessage: Record<string, number> | null;
+  /** PostgreSQL transactions per message, every session's (the bare sink has none). */
+  transactionsPerMessage: number;
 }
 
 function subjectOf(runId: string, index: number): string {
@@ -144,6 +147,7 @@ interface Measure {
   /** The receiver's endpoint name of the block. */
   endpoint: string;
   cpu: ProcessCpu;
+  database: InboundDatabase;
   signal: AbortSignal;
 }
 
@@ -158,6 +162,7 @@ async function measureRun(
   const acceptedAt = new Map<string, number>();
   const subjectByRaw = new Map(batch.map((entry, index) => [entry.raw, subjects[index] ?? '']));
   const before = measure.cpu.snapshot();
+  const transactionsBefore = await measure.database.transactions();
   const started = performance.now();
   const run = await measure.pool.run(batch, SETTINGS.runTimeoutMs, (sent, _response, at) =>
     acceptedAt.set(subjectByRaw.get(sent.raw) ?? '', at),
@@ -175,6 +180,7 @@ async function measureRun(
     `${block} round ${round}`,
   );
   const spent = cpuBetween(before, measure.cpu.snapshot());
+  const transactions = (await measure.database.transactions()) - transactionsBefore;
   const arrivals = arrivalTimes(measure.receiver.receipts, expected);
   const count = arrivals.length;
   return {
@@ -185,6 +191,7 @@ async function measureRun(
     arrivalsPerSecond: arrivalsPerSecond(arrivals),
     transactionMs: (SETTINGS.connections * run.seconds * 1000) / Math.max(1, run.accepted),
     acceptedToArrival: deliveryLatencies(measure.receiver.receipts, expected),
+    transactionsPerMessage: transactions / count,
     cpuMsPerMessage:
       spent === null
         ? null
@@ -199,7 +206,11 @@ function cpuOf(run: RunFigures, label: string): number {
     .reduce((sum, [, ms]) => sum + ms, 0);
 }
 
-function breakdown(envoi: readonly RunFigures[], bare: readonly RunFigures[]): string[] {
+function breakdown(
+  envoi: readonly RunFigures[],
+  bare: readonly RunFigures[],
+  stages: InboundStages,
+): string[] {
   const others = new Map<string, number>();
   for (const run of envoi) {
     for (const [label, ms] of Object.entries(run.cpuMsPerMessage ?? {})) {
@@ -228,7 +239,9 @@ function breakdown(envoi: readonly RunFigures[], bare: readonly RunFigures[]): s
       p(envoi, (latency) => latency.p99Ms),
       0,
     )} ms`,
-    `the MX accepted ${integer(mean(envoi.map((run) => run.accepted / run.seconds)))} messages/s; ${integer(mean(envoi.map((run) => run.arrivalsPerSecond)))} calls/s arrived at the route URL (a routes replica claims at most ROUTE_CLAIM_BATCH calls every ROUTE_POLL_INTERVAL_MS: 16 per 200 ms = 80 calls/s by default)`,
+    `MX receipt → calls planned by the routes service (spool, events, intake batch, parse): p50 ${fixed(stages.receivedToPlanned.p50Ms, 0)} ms, p99 ${fixed(stages.receivedToPlanned.p99Ms, 0)} ms; planned → outcome recorded (a place among the route's ROUTE_ENDPOINT_CONCURRENCY, claim, POST): p50 ${fixed(stages.plannedToRecorded.p50Ms, 0)} ms, p99 ${fixed(stages.plannedToRecorded.p99Ms, 0)} ms (${stages.calls} calls)`,
+    `PostgreSQL transactions per message: ${fixed(mean(envoi.map((run) => run.transactionsPerMessage)), 2)}`,
+    `the MX accepted ${integer(mean(envoi.map((run) => run.accepted / run.seconds)))} messages/s; ${integer(mean(envoi.map((run) => run.arrivalsPerSecond)))} calls/s arrived at the route URL`,
   ];
 }
 
@@ -253,6 +266,8 @@ runBenchmark('inbound-throughput', async ({ root, dataDir, stoppers, signal, log
     OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',
   });
   stoppers.add('platform', () => platform.stop());
+  const database = await InboundDatabase.connect(platform.databaseUrl);
+  stoppers.add('database client', () => database.close());
   const account = await createBenchAccount(platform);
   const domain = `in-${runId}.bench.example`;
   const route = await createRoute(
@@ -300,6 +315,7 @@ runBenchmark('inbound-throughput', async ({ root, dataDir, stoppers, signal, log
     receiver,
     endpoint: block,
     cpu,
+    database,
     signal,
   });
   const runBlock = (block: Block, round: number, count: number) => {
@@ -333,7 +349,7 @@ runBenchmark('inbound-throughput', async ({ root, dataDir, stoppers, signal, log
   const envoi = runs.filter((run) => run.block === 'envoi');
   const bare = runs.filter((run) => run.block === 'bare');
   const ratio = ratioOf(runs);
-  const lines = breakdown(envoi, bare);
+  const lines = breakdown(envoi, bare, await database.stagesOf(route.id));
   const results = [
     printRatioTarget({
       heading: `Inbound mail: ${SETTINGS.messagesPerRun} messages (${message(domain, runId, 0).raw.length} B, multipart text + HTML, one recipient) per run over ${SETTINGS.connections} pooled nodemailer connections (STARTTLS), until each arrived at the route URL`,

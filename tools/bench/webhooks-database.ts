@@ -2,6 +2,8 @@
 // trips' worth of work) and when the fan-out wrote each delivery.
 import { Client } from 'pg';
 
+import { committedTransactions } from './database-transactions';
+
 /** When the fan-out wrote the delivery of one event to one webhook (epoch ms). */
 export interface DeliveryWritten {
   eventId: string;
@@ -23,14 +25,8 @@ export class WebhooksDatabase {
    * Transactions committed or rolled back in the database so far, every session's (statements
    * outside an explicit transaction count one each). This benchmark's own reads add a few.
    */
-  async transactions(): Promise<number> {
-    const { rows } = await this.client.query<{ total: string }>(
-      `SELECT (xact_commit + xact_rollback)::text AS total
-       FROM pg_stat_database WHERE datname = current_database()`,
-    );
-    // The statistics of a transaction are reported when it ends; a fresh snapshot sees them.
-    await this.client.query('SELECT pg_stat_clear_snapshot()');
-    return Number(rows[0]?.total ?? NaN);
+  transactions(): Promise<number> {
+    return committedTransactions(this.client);
   }
 
   async deliveriesOf(eventIds: readonly string[]): Promise<DeliveryWritten[]> {

@@ -12,9 +12,9 @@ describe('planDeliveries', () => {
 
   it('makes one call per recipient, or one per message when the route groups', () => {
     expect(planDeliveries(recipients, [PER_RECIPIENT, GROUPED])).toEqual([
-      { routeId: 'r1', recipients: ['a@example.com'] },
-      { routeId: 'r1', recipients: ['b@example.com'] },
-      { routeId: 'r2', recipients: ['a@example.com', 'b@example.com'] },
+      { route: PER_RECIPIENT, recipients: ['a@example.com'] },
+      { route: PER_RECIPIENT, recipients: ['b@example.com'] },
+      { route: GROUPED, recipients: ['a@example.com', 'b@example.com'] },
     ]);
   });
 

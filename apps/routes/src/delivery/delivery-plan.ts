@@ -7,8 +7,8 @@ export interface PlannedRoute {
 }
 
 /** One call to make: a route and the recipients it is for. */
-export interface PlannedDelivery {
-  routeId: string;
+export interface PlannedDelivery<Route extends PlannedRoute = PlannedRoute> {
+  route: Route;
   recipients: string[];
 }
 
@@ -17,19 +17,19 @@ export interface PlannedDelivery {
  * for all of them when the route groups by message id. Routes not among `routes` (deleted or
  * disabled since RCPT) get none.
  */
-export function planDeliveries(
+export function planDeliveries<Route extends PlannedRoute>(
   recipients: RoutedMailData['recipients'],
-  routes: readonly PlannedRoute[],
-): PlannedDelivery[] {
-  const planned: PlannedDelivery[] = [];
+  routes: readonly Route[],
+): Array<PlannedDelivery<Route>> {
+  const planned: Array<PlannedDelivery<Route>> = [];
   for (const route of routes) {
     const taken = recipients
       .filter((recipient) => recipient.route_ids.includes(route.id))
       .map((recipient) => recipient.address);
     const unique = [...new Set(taken)];
     if (unique.length === 0) continue;
-    if (route.groupByMessageId) planned.push({ routeId: route.id, recipients: unique });
-    else for (const address of unique) planned.push({ routeId: route.id, recipients: [address] });
+    if (route.groupByMessageId) planned.push({ route, recipients: unique });
+    else for (const address of unique) planned.push({ route, recipients: [address] });
   }
   return planned;
 }

@@ -1,4 +1,3 @@
-import type { MessageRoutingPayload } from '@envoi/contracts-routes';
 import {
   OutboundClient,
   outboundPolicyOf,
@@ -10,7 +9,7 @@ import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { RoutesConfig } from '../routes.config';
 
 /**
- * POSTs message.routing payloads to route URLs, signed with the route's secret exactly as webhooks
+ * POSTs message.routing bodies to route URLs, signed with the route's secret exactly as webhooks
  * are (`webhook-id` is the call's id, the same on retries), through the guarded outbound client:
  * the address connected to is checked, no redirects, ROUTE_TIMEOUT_MS for the whole call.
  */
@@ -26,10 +25,9 @@ export class RouteCaller implements OnModuleDestroy {
     url: string,
     secret: string,
     callId: string,
-    payload: MessageRoutingPayload,
+    body: string,
     now: Date,
   ): Promise<OutboundResult> {
-    const body = JSON.stringify(payload);
     const headers = signedHeaders(secret, callId, Math.floor(now.getTime() / 1000), body);
     return this.client.postJson(url, { ...headers }, body, {
       timeoutMs: this.config.ROUTE_TIMEOUT_MS,

@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
 
 import { RoutesStreamSubjects } from '@envoi/contracts-routes';
+import { countersAddedTo } from '@envoi/shared-outbound';
 import { enqueueEvent } from '@envoi/shared-outbox';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 
 import type { RouteEntity } from '../routes/route.entity';
+import type { RouteDeliveryState } from './route-delivery.entity';
 
 /** What a call needs of its route. */
 export type RouteCallTarget = Pick<
@@ -14,23 +16,29 @@ export type RouteCallTarget = Pick<
   'id' | 'url' | 'secretCiphertext' | 'attachments' | 'headers' | 'stripReplies'
 >;
 
-interface CallTargetRow {
+interface ClaimRow {
   id: string;
-  url: string;
-  secret_ciphertext: string;
-  attachments: boolean;
-  headers: boolean;
-  strip_replies: boolean;
-  raw: Buffer;
+  route_id: string;
+  inbound_id: string;
+  recipients: string[];
+  attempts: number;
+  payload: string | null;
+  /** The route's columns; null when it has gone or is disabled. */
+  url: string | null;
+  secret_ciphertext: string | null;
+  attachments: boolean | null;
+  headers: boolean | null;
+  strip_replies: boolean | null;
 }
 
-interface CountedRouteRow {
+interface CountersRow {
   id: string;
   account_id: string;
   name: string;
   url: string;
   errors_since_last_success: number;
-  disabled_now: boolean;
+  last_request_at: Date | null;
+  enabled: boolean;
 }
 
 /** A delivery this replica holds for one call, with what the call needs. */
@@ -41,6 +49,10 @@ export interface ClaimedRouteDelivery {
   recipients: string[];
   /** This call's number, the first being 1. */
   attempt: number;
+  /** The body to send, built at intake; null for a call planned before bodies were kept. */
+  payload: string | null;
+  /** Its route; null when the route has gone or is disabled. */
+  route: RouteCallTarget | null;
 }
 
 /** What a call's result means for its delivery and its route. */
@@ -50,6 +62,23 @@ export interface RouteCallOutcome {
   nextAttemptAt: Date | null;
   status: number | null;
   error: string | null;
+}
+
+/**
+ * What a claim takes: up to `limit` due deliveries, leased for `leaseMs`, no more than
+ * `perRoute` leased per route at once.
+ */
+export interface ClaimLimits {
+  limit: number;
+  leaseMs: number;
+  perRoute: number;
+}
+
+/** A call made, to record on its delivery and its route's counters. */
+export interface RouteCallRecord extends RouteCallOutcome {
+  deliveryId: string;
+  routeId: string;
+  attemptedAt: Date;
 }
 
 /** Claims are made one at a time over every replica (a transaction-scoped advisory lock). */
@@ -81,28 +110,39 @@ const CLAIM_SQL = `
     SET lease_until = now() + make_interval(secs => $2::double precision / 1000),
         attempts = d.attempts + 1
     FROM picked WHERE d.id = picked.id
-    RETURNING d.id, d.route_id, d.inbound_id, d.recipients, d.attempts
+    RETURNING d.id, d.route_id, d.inbound_id, d.recipients, d.attempts, d.payload
   )
-  SELECT * FROM claimed`;
+  SELECT claimed.*, r.url, r.secret_ciphertext, r.attachments, r.headers, r.strip_replies
+  FROM claimed LEFT JOIN routes.routes r ON r.id = claimed.route_id AND r.enabled`;
 
 /**
- * The counters of a route after a call; disabled once $3 calls in a row have failed. Answers the
- * route when this very call disabled it (it was enabled before), for the members to be told.
+ * Settles the calls made (delivered, given up, or pending until their next attempt) and locks
+ * their routes' counters: one row per delivery settled, with its route's counters.
  */
-const COUNT_SQL = `
-  WITH counted AS (
-  UPDATE routes.routes r
-  SET success_count = r.success_count + CASE WHEN $2 THEN 1 ELSE 0 END,
-      error_count = r.error_count + CASE WHEN $2 THEN 0 ELSE 1 END,
-      errors_since_last_success = CASE WHEN $2 THEN 0 ELSE r.errors_since_last_success + 1 END,
-      enabled = r.enabled AND ($2 OR r.errors_since_last_success + 1 < $3),
-      last_request_at = now()
-  FROM (SELECT id, enabled FROM routes.routes WHERE id = $1 FOR UPDATE) before
-  WHERE r.id = before.id
-  RETURNING r.id, r.account_id, r.name, r.url, r.errors_since_last_success,
-    before.enabled AND NOT r.enabled AS disabled_now
+const SETTLE_SQL = `
+  WITH settled AS (
+    UPDATE routes.route_deliveries d
+    SET state = u.state, next_attempt_at = COALESCE(u.next_attempt_at, d.next_attempt_at),
+        lease_until = NULL, last_status = u.status, last_error = u.error, updated_at = now()
+    FROM unnest($1::uuid[], $2::varchar[], $3::timestamptz[], $4::int[], $5::text[])
+      AS u(id, state, next_attempt_at, status, error)
+    WHERE d.id = u.id
+    RETURNING d.id, d.route_id
   )
-  SELECT * FROM counted`;
+  SELECT settled.id AS delivery_id, r.id, r.account_id, r.name, r.url,
+    r.errors_since_last_success, r.last_request_at, r.enabled
+  FROM settled JOIN routes.routes r ON r.id = settled.route_id
+  ORDER BY r.id
+  FOR NO KEY UPDATE OF r`;
+
+const UPDATE_COUNTERS_SQL = `
+  UPDATE routes.routes r
+  SET success_count = r.success_count + u.successes, error_count = r.error_count + u.errors,
+      errors_since_last_success = u.errors_since_last_success, last_request_at = u.last_request_at,
+      enabled = u.enabled
+  FROM unnest($1::uuid[], $2::int[], $3::int[], $4::int[], $5::timestamptz[], $6::boolean[])
+    AS u(id, successes, errors, errors_since_last_success, last_request_at, enabled)
+  WHERE r.id = u.id`;
 
 /**
  * Deletes up to $2 routed messages (their calls go with them) received over $1 ms ago whose
@@ -131,54 +171,21 @@ const PURGE_SQL = `
 export class RouteDeliveriesRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** Leases up to `limit` due deliveries, no more than `perRoute` leased per route at once. */
-  async claim(limit: number, leaseMs: number, perRoute: number): Promise<ClaimedRouteDelivery[]> {
-    const rows = await this.dataSource.transaction((manager) =>
-      manager.query(CLAIM_LOCK_SQL).then(() =>
-        manager.query<
-          Array<{
-            id: string;
-            route_id: string;
-            inbound_id: string;
-            recipients: string[];
-            attempts: number;
-          }>
-        >(CLAIM_SQL, [limit, leaseMs, perRoute]),
-      ),
-    );
-    return rows.map((row) => ({
-      id: row.id,
-      routeId: row.route_id,
-      inboundId: row.inbound_id,
-      recipients: row.recipients,
-      attempt: row.attempts,
-    }));
+  /**
+   * Leases up to `limit` due deliveries, no more than `perRoute` leased per route at once, with
+   * their bodies and their routes.
+   */
+  claim(limits: ClaimLimits): Promise<ClaimedRouteDelivery[]> {
+    return this.dataSource.transaction((manager) => claimIn(manager, limits));
   }
 
-  /** The route and the raw message of a delivery; null when the route has gone or is disabled. */
-  async callTarget(
-    delivery: ClaimedRouteDelivery,
-  ): Promise<{ route: RouteCallTarget; raw: Buffer } | null> {
-    const [row] = await this.dataSource.query<CallTargetRow[]>(
-      `SELECT r.id, r.url, r.secret_ciphertext, r.attachments, r.headers, r.strip_replies, m.raw
-       FROM routes.route_deliveries d
-       JOIN routes.routes r ON r.id = d.route_id
-       JOIN routes.inbound_messages m ON m.id = d.inbound_id
-       WHERE d.id = $1 AND r.enabled`,
-      [delivery.id],
+  /** The bytes of a routed message (for a call planned without its body); null when gone. */
+  async raw(inboundId: string): Promise<Buffer | null> {
+    const [row] = await this.dataSource.query<Array<{ raw: Buffer }>>(
+      `SELECT raw FROM routes.inbound_messages WHERE id = $1`,
+      [inboundId],
     );
-    if (!row) return null;
-    return {
-      route: {
-        id: row.id,
-        url: row.url,
-        secretCiphertext: row.secret_ciphertext,
-        attachments: row.attachments,
-        headers: row.headers,
-        stripReplies: row.strip_replies,
-      },
-      raw: row.raw,
-    };
+    return row?.raw ?? null;
   }
 
   /** Gives up a delivery that can never be called (its route gone or disabled, its message refused); its counters are left alone. */
@@ -200,46 +207,123 @@ export class RouteDeliveriesRepository {
     return row?.purged ?? 0;
   }
 
-  /** Records a call's outcome on its delivery and its route's counters, together. */
-  async record(
-    delivery: ClaimedRouteDelivery,
-    outcome: RouteCallOutcome,
+  /**
+   * Records calls on their deliveries and their routes' counters, together, in as many
+   * statements as for one call: each route's counters as if its calls had been recorded one by
+   * one (notes 2.8: disabled after `disableAfterFailures` failures in a row, the members told
+   * through the outbox). A delivery gone since (its route deleted) is not counted. Then, in the
+   * same transaction, claims the next calls for the places these leave (see `claim`). Answers
+   * the ids of the deliveries recorded and the calls claimed.
+   */
+  async recordCalls(
+    records: readonly RouteCallRecord[],
     disableAfterFailures: number,
-  ): Promise<void> {
-    const state = outcome.succeeded
-      ? 'delivered'
-      : outcome.nextAttemptAt === null
-        ? 'given_up'
-        : 'pending';
-    await this.dataSource.transaction(async (manager) => {
-      await manager.query(
-        `UPDATE routes.route_deliveries
-         SET state = $2, next_attempt_at = COALESCE($3, next_attempt_at), lease_until = NULL,
-             last_status = $4, last_error = $5, updated_at = now()
-         WHERE id = $1`,
-        [delivery.id, state, outcome.nextAttemptAt, outcome.status, outcome.error],
+    next: ClaimLimits,
+  ): Promise<{ recorded: Map<string, true>; claimed: ClaimedRouteDelivery[] }> {
+    return this.dataSource.transaction(async (manager) => {
+      const settled = await manager.query<Array<CountersRow & { delivery_id: string }>>(
+        SETTLE_SQL,
+        [
+          records.map((record) => record.deliveryId),
+          records.map(stateAfter),
+          records.map((record) => record.nextAttemptAt),
+          records.map((record) => record.status),
+          records.map((record) => record.error),
+        ],
       );
-      const [counted] = await manager.query<CountedRouteRow[]>(COUNT_SQL, [
-        delivery.routeId,
-        outcome.succeeded,
-        disableAfterFailures,
-      ]);
-      if (counted?.disabled_now) {
-        await enqueueEvent(manager, RoutesStreamSubjects.routeDisabled, {
-          id: randomUUID(),
-          type: 'route.disabled',
-          timestamp: new Date().toISOString(),
-          data: {
-            account_id: counted.account_id,
-            route_id: counted.id,
-            name: counted.name,
-            url: counted.url,
-            consecutive_failures: counted.errors_since_last_success,
-            last_status: outcome.status,
-            disabled_at: new Date().toISOString(),
-          },
-        });
-      }
+      const settledIds = new Set(settled.map((row) => row.delivery_id));
+      const counted = records.filter((record) => settledIds.has(record.deliveryId));
+      const routes = [...new Map(settled.map((row) => [row.id, row])).values()];
+      await countCalls(manager, routes, counted, disableAfterFailures);
+      const claimed = next.limit > 0 ? await claimIn(manager, next) : [];
+      return {
+        recorded: new Map(counted.map((record) => [record.deliveryId, true as const])),
+        claimed,
+      };
+    });
+  }
+}
+
+async function claimIn(
+  manager: EntityManager,
+  { limit, leaseMs, perRoute }: ClaimLimits,
+): Promise<ClaimedRouteDelivery[]> {
+  await manager.query(CLAIM_LOCK_SQL);
+  const rows = await manager.query<ClaimRow[]>(CLAIM_SQL, [limit, leaseMs, perRoute]);
+  return rows.map((row) => ({
+    id: row.id,
+    routeId: row.route_id,
+    inboundId: row.inbound_id,
+    recipients: row.recipients,
+    attempt: row.attempts,
+    payload: row.payload,
+    route: routeOf(row),
+  }));
+}
+
+function routeOf(row: ClaimRow): RouteCallTarget | null {
+  if (row.url === null) return null;
+  return {
+    id: row.route_id,
+    url: row.url,
+    secretCiphertext: row.secret_ciphertext ?? '',
+    attachments: row.attachments ?? false,
+    headers: row.headers ?? false,
+    stripReplies: row.strip_replies ?? false,
+  };
+}
+
+function stateAfter(record: RouteCallOutcome): RouteDeliveryState {
+  if (record.succeeded) return 'delivered';
+  return record.nextAttemptAt === null ? 'given_up' : 'pending';
+}
+
+/** Applies the calls to their routes' counters (`rows`, locked); `route.disabled` for a route they disable. */
+async function countCalls(
+  manager: EntityManager,
+  rows: readonly CountersRow[],
+  calls: readonly RouteCallRecord[],
+  disableAfterFailures: number,
+): Promise<void> {
+  if (rows.length === 0) return;
+  const updated = rows.map((row) => {
+    const ofRoute = calls.filter((call) => call.routeId === row.id);
+    const after = countersAddedTo(
+      row,
+      ofRoute.map((call) => ({
+        attemptedAt: call.attemptedAt,
+        succeeded: call.succeeded,
+        gone: false,
+        responseStatus: call.status,
+      })),
+      disableAfterFailures,
+    );
+    return { row, after };
+  });
+  await manager.query(UPDATE_COUNTERS_SQL, [
+    updated.map(({ row }) => row.id),
+    updated.map(({ after }) => after.successCount),
+    updated.map(({ after }) => after.errorCount),
+    updated.map(({ after }) => after.errorsSinceLastSuccess),
+    updated.map(({ after }) => after.lastRequestAt),
+    updated.map(({ after }) => after.enabled),
+  ]);
+  for (const { row, after } of updated) {
+    if (!after.disabledBy) continue;
+    const now = new Date().toISOString();
+    await enqueueEvent(manager, RoutesStreamSubjects.routeDisabled, {
+      id: randomUUID(),
+      type: 'route.disabled',
+      timestamp: now,
+      data: {
+        account_id: row.account_id,
+        route_id: row.id,
+        name: row.name,
+        url: row.url,
+        consecutive_failures: after.disabledBy.consecutiveFailures,
+        last_status: after.disabledBy.attempt.responseStatus ?? null,
+        disabled_at: now,
+      },
     });
   }
 }

@@ -1,6 +1,6 @@
 import { InboundMessageRejected } from '@envoi/shared-inbound-mail';
 import { type JobRun, PeriodicJob } from '@envoi/shared-jobs';
-import type { RetrySchedule } from '@envoi/shared-outbound';
+import { BatchRecorder, type RetrySchedule } from '@envoi/shared-outbound';
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 
 import { RoutesConfig } from '../routes.config';
@@ -9,15 +9,23 @@ import { routeCallOutcome } from './route-call-outcome';
 import { RouteCaller } from './route-caller';
 import {
   type ClaimedRouteDelivery,
+  type ClaimLimits,
+  type RouteCallRecord,
+  type RouteCallTarget,
   RouteDeliveriesRepository,
 } from './route-deliveries.repository';
 import { routingPayload } from './routing-payload';
 
+/** Calls recorded by one transaction at most. */
+const RECORD_BATCH_MAX = 128;
+
 /**
- * Calls route URLs: every ROUTE_POLL_INTERVAL_MS, when new mail was planned and whenever a call
- * ends, a replica claims due deliveries for its free places (ROUTE_CLAIM_BATCH calls in flight, ROUTE_ENDPOINT_CONCURRENCY per route over every
- * replica; leased, so a crashed replica's are called by another), POSTs each one's payload
- * without waiting for the others, and records the outcome with the route's counters (notes 2.8:
+ * Calls route URLs: every ROUTE_POLL_INTERVAL_MS, when new mail was planned and whenever calls
+ * end, a replica claims due deliveries for its free places (ROUTE_CLAIM_BATCH calls in flight,
+ * ROUTE_ENDPOINT_CONCURRENCY per route over every replica; leased, so a crashed replica's are
+ * called by another), POSTs each one's body (built at intake) without waiting for the others,
+ * and records the outcomes of the calls that end together with their routes' counters in one
+ * transaction, which also claims the next calls for the places they leave (notes 2.8:
  * 10 retries, n^4 s ±10 % apart, the route disabled after ROUTE_DISABLE_AFTER_FAILURES failures
  * in a row). A message the inbound-mail library refuses (a MIME bomb) is given up with the
  * reason; its bytes stay for inspection until the retention purge.
@@ -26,11 +34,14 @@ import { routingPayload } from './routing-payload';
 export class RouteDeliveryWorker implements OnModuleDestroy {
   private readonly logger = new Logger(RouteDeliveryWorker.name);
   private readonly schedule: RetrySchedule;
+  private readonly recorder: BatchRecorder<RouteCallRecord, true>;
   private readonly inFlight = new Set<Promise<void>>();
   /** The claim in progress: one at a time per replica. */
   private claiming: Promise<void> | undefined;
   /** A wake-up that came during a claim: claim again once it ends. */
   private claimAgain = false;
+  /** Places of claims in progress (a claim, or the one after a batch of calls is recorded). */
+  private reserved = 0;
   private stopping = false;
 
   constructor(
@@ -40,6 +51,12 @@ export class RouteDeliveryWorker implements OnModuleDestroy {
     private readonly config: RoutesConfig,
   ) {
     this.schedule = { baseMs: config.ROUTE_RETRY_BASE_MS, maxAttempts: config.ROUTE_MAX_ATTEMPTS };
+    this.recorder = new BatchRecorder({
+      windowMs: config.ROUTE_RECORD_WINDOW_MS,
+      maxBatch: RECORD_BATCH_MAX,
+      keyOf: (record) => record.deliveryId,
+      recordBatch: (records) => this.recordAndClaimNext(records),
+    });
   }
 
   @PeriodicJob<RoutesConfig>({
@@ -66,6 +83,7 @@ export class RouteDeliveryWorker implements OnModuleDestroy {
     this.stopping = true;
     await this.claiming?.catch(() => undefined);
     await Promise.allSettled([...this.inFlight]);
+    await this.recorder.drain();
   }
 
   private claim(): Promise<void> {
@@ -80,49 +98,114 @@ export class RouteDeliveryWorker implements OnModuleDestroy {
   }
 
   private async claimAndCall(): Promise<void> {
-    const places = this.config.ROUTE_CLAIM_BATCH - this.inFlight.size;
-    if (this.stopping || places <= 0) return;
-    const claimed = await this.deliveries.claim(
-      places,
-      this.config.ROUTE_LEASE_MS,
-      this.config.ROUTE_ENDPOINT_CONCURRENCY,
-    );
-    for (const delivery of claimed) {
-      const call = this.call(delivery).finally(() => {
-        this.inFlight.delete(call);
-        this.wake();
+    const places = this.freePlaces(0);
+    if (places === 0) return;
+    await this.leasing(places, async (limits) => {
+      const claimed = await this.deliveries.claim(limits);
+      return { claimed, result: undefined };
+    });
+  }
+
+  /** Records calls that ended and, in the same transaction, claims for the places they leave. */
+  private recordAndClaimNext(records: readonly RouteCallRecord[]): Promise<Map<string, true>> {
+    return this.leasing(this.freePlaces(records.length), async (limits) => {
+      const { recorded, claimed } = await this.deliveries.recordCalls(
+        records,
+        this.config.ROUTE_DISABLE_AFTER_FAILURES,
+        limits,
+      );
+      return { claimed, result: recorded };
+    });
+  }
+
+  /**
+   * This replica's places for new calls: ROUTE_CLAIM_BATCH less its calls in flight (but `ending`
+   * of them, being recorded) and less the places of the claims in progress.
+   */
+  private freePlaces(ending: number): number {
+    if (this.stopping) return 0;
+    const taken = this.inFlight.size - ending + this.reserved;
+    return Math.max(0, this.config.ROUTE_CLAIM_BATCH - taken);
+  }
+
+  /** Runs a claim of `places` (held meanwhile), then starts each call claimed. */
+  private async leasing<T>(
+    places: number,
+    claim: (limits: ClaimLimits) => Promise<{ claimed: ClaimedRouteDelivery[]; result: T }>,
+  ): Promise<T> {
+    this.reserved += places;
+    try {
+      const { claimed, result } = await claim({
+        limit: places,
+        leaseMs: this.config.ROUTE_LEASE_MS,
+        perRoute: this.config.ROUTE_ENDPOINT_CONCURRENCY,
       });
-      this.inFlight.add(call);
+      for (const delivery of claimed) this.start(delivery);
+      return result;
+    } finally {
+      this.reserved -= places;
     }
   }
 
-  private async call(delivery: ClaimedRouteDelivery): Promise<void> {
+  /** Makes a claimed call; once it ends without being recorded, claims again. */
+  private start(delivery: ClaimedRouteDelivery): void {
+    const call: Promise<void> = this.call(delivery)
+      .catch((error: unknown) => {
+        this.logger.error(`route delivery ${delivery.id}: ${String(error)}`);
+        return false;
+      })
+      .then((recorded) => {
+        this.inFlight.delete(call);
+        if (!recorded) this.wake();
+      });
+    this.inFlight.add(call);
+  }
+
+  /** Makes a call; answers whether its outcome was recorded (the next claim made with it). */
+  private async call(delivery: ClaimedRouteDelivery): Promise<boolean> {
     try {
-      const target = await this.deliveries.callTarget(delivery);
-      if (!target) {
+      const { route } = delivery;
+      if (!route) {
         await this.deliveries.drop(delivery.id, 'the route was deleted or disabled');
-        return;
+        return false;
       }
-      const { route, raw } = target;
       const now = new Date();
-      const payload = await routingPayload({ ...delivery, raw }, route, now);
+      const body = delivery.payload ?? (await this.builtBody(delivery, route, now));
       const result = await this.caller.post(
         route.url,
         this.secrets.open(route),
         delivery.id,
-        payload,
+        body,
         now,
       );
       const outcome = routeCallOutcome(result, delivery.attempt, this.schedule, new Date());
-      await this.deliveries.record(delivery, outcome, this.config.ROUTE_DISABLE_AFTER_FAILURES);
+      const recorded = await this.recorder.record({
+        ...outcome,
+        deliveryId: delivery.id,
+        routeId: delivery.routeId,
+        attemptedAt: now,
+      });
+      return recorded !== null;
     } catch (error) {
       if (error instanceof InboundMessageRejected) {
         await this.refuse(delivery, error);
-        return;
+        return false;
       }
       // The lease lapses and another claim makes the call again.
       this.logger.error(`route delivery ${delivery.id}: ${String(error)}`);
+      return false;
     }
+  }
+
+  /** The body of a call planned before bodies were kept, built from the message's bytes. */
+  private async builtBody(
+    delivery: ClaimedRouteDelivery,
+    route: RouteCallTarget,
+    now: Date,
+  ): Promise<string> {
+    const raw = await this.deliveries.raw(delivery.inboundId);
+    if (raw === null) throw new Error(`inbound ${delivery.inboundId} has gone`);
+    return JSON.stringify(await routingPayload({ ...delivery, raw }, route, now));
   }
 
   private async refuse(

@@ -46,6 +46,10 @@ export class RouteDeliveryEntity {
   @Column({ type: 'text', array: true })
   recipients!: string[];
 
+  /** The message.routing body every call sends (built at intake); null for calls planned before. */
+  @Column({ type: 'text', nullable: true })
+  payload!: string | null;
+
   @Column({ type: 'varchar', length: 16, default: 'pending' })
   state!: RouteDeliveryState;
 

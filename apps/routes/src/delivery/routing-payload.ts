@@ -1,5 +1,9 @@
 import type { MessageRoutingPayload } from '@envoi/contracts-routes';
-import { parseInboundMessage, payloadsFor } from '@envoi/shared-inbound-mail';
+import {
+  type ParsedInboundMessage,
+  parseInboundMessage,
+  payloadsFor,
+} from '@envoi/shared-inbound-mail';
 
 import { routingTimestamp } from '../routes/sample-routing';
 import type { RouteCallTarget } from './route-deliveries.repository';
@@ -12,6 +16,9 @@ export interface RoutingCall {
   recipients: string[];
 }
 
+/** What a payload takes of its route: its id and its flags. */
+export type PayloadRoute = Pick<RouteCallTarget, 'id' | 'attachments' | 'headers' | 'stripReplies'>;
+
 /**
  * The message.routing payload of one call (notes 2.8, webhooks.yaml), read within the MIME-bomb
  * limits of the inbound-mail library: rejects with its InboundMessageRejected for a message it
@@ -19,10 +26,19 @@ export interface RoutingCall {
  */
 export async function routingPayload(
   call: RoutingCall,
-  route: RouteCallTarget,
+  route: PayloadRoute,
   now: Date,
 ): Promise<MessageRoutingPayload> {
-  const message = await parseInboundMessage(call.raw);
+  return routingPayloadOf(await parseInboundMessage(call.raw), call, route, now);
+}
+
+/** The payload of one call from the message parsed once for all of its calls. */
+export function routingPayloadOf(
+  message: ParsedInboundMessage,
+  call: RoutingCall,
+  route: PayloadRoute,
+  now: Date,
+): MessageRoutingPayload {
   const [payload] = payloadsFor(
     { message, id: call.inboundId, size: call.raw.length, recipients: call.recipients },
     {

@@ -45,7 +45,7 @@ export class RouteTrigger {
       route.url,
       this.secrets.open(route),
       payload.data.id,
-      payload,
+      JSON.stringify(payload),
       now,
     );
     if (result.type === 'response' && result.ok) {

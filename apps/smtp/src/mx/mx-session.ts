@@ -114,9 +114,8 @@ export class MxSession {
       spool,
     };
     const headline = receptionHeadline(content.parsed, mailFrom.address);
-    for (const publication of inboundPublications(envelope, recipients, headline)) {
-      await this.publish(publication);
-    }
+    const publications = inboundPublications(envelope, recipients, headline);
+    await Promise.all(publications.map((publication) => this.publish(publication)));
     return acceptedAs(inboundId);
   }
 

@@ -7,12 +7,16 @@ import {
   WebhooksStreamSubjects,
 } from '@envoi/contracts-webhooks';
 import { preparedQuery } from '@envoi/shared-database';
+import {
+  type CountedAttempt,
+  countersAddedTo,
+  type DisablingAttempt,
+} from '@envoi/shared-outbound';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 
 import { WEBHOOKS_SCHEMA } from '../database/data-source-options';
-import { type CountedAttempt, countersAfter, type DisablingAttempt } from './webhook-counters';
 import type { DeliveryState } from './webhook-delivery.entity';
 
 /** Who an event is for: its account, its domain (null: global webhooks only), its flag. */
@@ -436,16 +440,8 @@ export class DeliveriesRepository {
     if (webhookIds.length === 0) return new Map();
     const rows = await preparedQuery<CountersRow>(manager, LOCK_COUNTERS_SQL, [webhookIds]);
     const updated = rows.map((row) => {
-      const after = countersAfter(
-        {
-          // Added to the stored counts, which may exceed a JavaScript integer's exact range.
-          successCount: 0,
-          errorCount: 0,
-          errorsSinceLastSuccess: row.errors_since_last_success,
-          lastRequestAt: row.last_request_at,
-          enabled: row.enabled,
-          disabledReason: row.disabled_reason,
-        },
+      const after = countersAddedTo(
+        row,
         attempts.filter((attempt) => attempt.webhookId === row.id),
         disableAfterFailures,
       );

@@ -25,6 +25,7 @@ export class UploadUnavailableError extends Error {
 }
 
 const STREAM_NOT_FOUND = 10059;
+const NO_MESSAGE_FOUND = 10037;
 
 /** Object store handles per connection, so that a put or take costs no stream lookup. */
 const handles = new WeakMap<NatsConnection, Map<string, Promise<ObjectStore>>>();
@@ -100,6 +101,30 @@ function existingBucket(connection: NatsConnection, bucket: string): Promise<Obj
 }
 
 /**
+ * An object's bytes, null when it is missing: one that fits a single chunk (the usual upload)
+ * with one stream message get, a larger one through the object store's reader (a consumer).
+ */
+async function objectBytes(
+  connection: NatsConnection,
+  store: ObjectStore,
+  ref: UploadObjectRef,
+): Promise<Uint8Array | null> {
+  const info = await store.info(ref.name);
+  if (info === null || info.deleted) return null;
+  if (info.chunks !== 1 || info.options?.link) return store.getBlob(ref.name);
+  const jsm = await connection.jetstreamManager({ checkAPI: false });
+  try {
+    const chunk = await jsm.streams.getMessage(`OBJ_${ref.bucket}`, {
+      last_by_subj: `$O.${ref.bucket}.C.${info.nuid}`,
+    });
+    return chunk.data;
+  } catch (error) {
+    if (error instanceof NatsError && error.api_error?.err_code === NO_MESSAGE_FOUND) return null;
+    throw error;
+  }
+}
+
+/**
  * Reads an object, checks its size and SHA-256 against the reference and returns its bytes,
  * leaving it in the bucket (its TTL removes it). Throws UploadUnavailableError when it is
  * missing or differs; bus failures propagate as they are.
@@ -109,7 +134,7 @@ export async function readUpload(
   ref: UploadObjectRef,
 ): Promise<Buffer> {
   const store = await existingBucket(connection, ref.bucket);
-  const data = await store.getBlob(ref.name);
+  const data = await objectBytes(connection, store, ref);
   if (data === null) {
     throw new UploadUnavailableError(`upload ${ref.name} is missing (expired or already taken)`);
   }

@@ -1,4 +1,6 @@
+export * from './batch-recorder';
 export * from './check-outbound-url';
+export * from './endpoint-counters';
 export * from './outbound-client';
 export * from './outbound-error';
 export * from './outbound-policy';

@@ -1,13 +1,13 @@
 import {
   type CountedAttempt,
   countersAfter,
+  type EndpointCounters,
   FAILURES_REASON,
   GONE_REASON,
-  type WebhookCounters,
-} from './webhook-counters';
+} from './endpoint-counters';
 
 describe('countersAfter', () => {
-  const start: WebhookCounters = {
+  const start: EndpointCounters = {
     successCount: 0,
     errorCount: 0,
     errorsSinceLastSuccess: 0,

@@ -1,0 +1,25 @@
+import type { RoutedMailData } from '@envoi/contracts-routes';
+import {
+  InboundMessageRejected,
+  type ParsedInboundMessage,
+  parseInboundMessage,
+} from '@envoi/shared-inbound-mail';
+
+/** The message parsed within the inbound-mail bounds, or why the library refuses it. */
+export type ParsedMail = { message: ParsedInboundMessage } | { refused: InboundMessageRejected };
+
+export async function parsedMail(raw: Buffer): Promise<ParsedMail> {
+  try {
+    return { message: await parseInboundMessage(raw) };
+  } catch (error) {
+    if (error instanceof InboundMessageRejected) return { refused: error };
+    throw error;
+  }
+}
+
+/** A routed message whose bytes were read from its spool, and its parse. */
+export interface TakenMail {
+  mail: RoutedMailData;
+  raw: Buffer;
+  parsed: ParsedMail;
+}
