@@ -28,6 +28,23 @@ export function inboundEventId(inboundId: string, part: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(18, 20)}-${hex.slice(20, 32)}`;
 }
 
+/**
+ * The id each account knows a received message by: the first account whose routes take one of
+ * its recipients keeps the inbound id (the one in the 250 reply), each other one gets its own id
+ * derived from it, so that every account's copy is taken, routed and counted on its own.
+ */
+export function inboundIdsByAccount(
+  inboundId: string,
+  accountIds: readonly string[],
+): Map<string, string> {
+  return new Map(
+    accountIds.map((accountId, index) => [
+      accountId,
+      index === 0 ? inboundId : inboundEventId(inboundId, `account/${accountId}`),
+    ]),
+  );
+}
+
 /** What `message.reception` says of a received message, from its parse. */
 export interface ReceptionHeadline {
   from: string;
@@ -90,12 +107,18 @@ export function inboundPublications(
     list.push({ address: recipient.address, route_ids: recipient.routeIds });
     routedByAccount.set(recipient.accountId, list);
   }
+  const accountInboundIds = inboundIdsByAccount(id, [...routedByAccount.keys()]);
   for (const [accountId, routed] of routedByAccount) {
     const event: RoutedMailEvent = {
       id: inboundEventId(id, `routed/${accountId}`),
       type: 'inbound.routed',
       timestamp,
-      data: { ...envelope, account_id: accountId, recipients: routed },
+      data: {
+        ...envelope,
+        inbound_id: accountInboundIds.get(accountId) ?? id,
+        account_id: accountId,
+        recipients: routed,
+      },
     };
     publications.push(publicationOf(InboundStreamSubjects.routed, event));
   }
@@ -112,7 +135,7 @@ export function inboundPublications(
         recipient: recipient.address,
         subject: headline.subject,
         message_id_header: headline.messageIdHeader,
-        id,
+        id: accountInboundIds.get(recipient.accountId) ?? id,
         is_bot: false,
         direction: 'inbound',
       },
