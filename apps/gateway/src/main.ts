@@ -2,6 +2,7 @@ import 'reflect-metadata';
 
 import type { Server as TlsServer } from 'node:tls';
 
+import { cacheValidationMetadata } from '@envoi/contracts-core';
 import { loadConfig } from '@envoi/shared-config';
 import { startHealthServer } from '@envoi/shared-health';
 import { NATS_CONNECTION, serviceReadiness } from '@envoi/shared-nats';
@@ -22,6 +23,7 @@ import { RateLimiter } from './rate-limit/rate-limiter.service';
 import { StreamListeners } from './stream/stream-listeners';
 
 async function bootstrap(): Promise<void> {
+  cacheValidationMetadata();
   const config = loadConfig(GatewayConfig);
   const logger = createLogger('gateway', config.LOG_LEVEL);
   const adapter = new FastifyAdapter(gatewayServerOptions(config));

@@ -8,3 +8,4 @@ export * from './streams';
 export * from './subjects';
 export * from './text';
 export * from './validation';
+export * from './validation-metadata-cache';

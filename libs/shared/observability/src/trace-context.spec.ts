@@ -2,6 +2,7 @@ import {
   childTraceparent,
   currentTraceContext,
   newTraceparent,
+  randomHex,
   runInTraceContext,
   sharedTraceContext,
   TRACE_HEADERS,
@@ -109,5 +110,18 @@ describe('trace context', () => {
     it('is a request of its own for no context at all', () => {
       expect(sharedTraceContext([]).traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
     });
+  });
+});
+
+describe('randomHex', () => {
+  it('gives that many random bytes in hex, never the same twice across pool refills', () => {
+    // 8 bytes each: 2 000 ids take about four pools of 4 KiB.
+    const ids = Array.from({ length: 2_000 }, () => randomHex(8));
+    expect(ids.every((id) => /^[0-9a-f]{16}$/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('serves a request larger than the pool', () => {
+    expect(randomHex(5_000)).toMatch(/^[0-9a-f]{10000}$/);
   });
 });

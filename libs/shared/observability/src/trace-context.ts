@@ -34,16 +34,35 @@ export function runInTraceContext<T>(context: TraceContext, work: () => T): T {
   return storage.run(context, work);
 }
 
+const RANDOM_POOL_BYTES = 4_096;
+let randomPool = Buffer.alloc(0);
+let randomPoolOffset = 0;
+
+/**
+ * `bytes` random bytes in hex, taken from a pool refilled 4 KiB at a time: every stream message
+ * and request starts a span, and a `randomBytes` call of its own per id costs more than the rest
+ * of its trace context. Ids are never reused: each takes bytes no other took.
+ */
+export function randomHex(bytes: number): string {
+  if (randomPoolOffset + bytes > randomPool.length) {
+    randomPool = randomBytes(Math.max(RANDOM_POOL_BYTES, bytes));
+    randomPoolOffset = 0;
+  }
+  const hex = randomPool.toString('hex', randomPoolOffset, randomPoolOffset + bytes);
+  randomPoolOffset += bytes;
+  return hex;
+}
+
 /** A traceparent starting a new trace. */
 export function newTraceparent(): string {
-  return `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`;
+  return `00-${randomHex(16)}-${randomHex(8)}-01`;
 }
 
 /** The next hop's traceparent: the same trace, a new span; a new trace for a missing or bad one. */
 export function childTraceparent(parent: string | undefined): string {
   const match = parent === undefined ? null : TRACEPARENT.exec(parent);
   if (!match || match[1] === ZERO_TRACE || match[2] === ZERO_SPAN) return newTraceparent();
-  return `00-${match[1]}-${randomBytes(8).toString('hex')}-${match[3]}`;
+  return `00-${match[1]}-${randomHex(8)}-${match[3]}`;
 }
 
 /** The trace id of a traceparent, for log lines. */

@@ -1,9 +1,10 @@
-import { headers, type MsgHdrs, type NatsConnection } from 'nats';
+import type { NatsConnection } from 'nats';
 import type { DataSource } from 'typeorm';
 
 import { ensureStream, type StreamDefinition } from './event-stream';
 import { claimDueMessages, markPublished, recordFailure } from './outbox-claim';
 import { outboxTable } from './outbox-insert';
+import { StreamPublisher } from './stream-publisher';
 
 export interface OutboxRelayOptions {
   /** The events stream (created at start). */
@@ -56,12 +57,6 @@ export interface OutboxRelayLogger {
 
 const encoder = new TextEncoder();
 
-function natsHeadersOf(values: Record<string, string>): MsgHdrs {
-  const result = headers();
-  for (const [name, value] of Object.entries(values)) result.set(name, value);
-  return result;
-}
-
 /**
  * Publishes due outbox rows to JetStream (their `available_at` has come; cancelled rows never),
  * oldest first, each into its stream with `Nats-Msg-Id` = its id, and marks them published once
@@ -82,6 +77,7 @@ export class OutboxRelay {
   private nextBatchSize: number;
   private nextPurgeAt = 0;
   private lastRunStartedAt = 0;
+  private readonly publisher: StreamPublisher;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -90,6 +86,7 @@ export class OutboxRelay {
     private readonly logger: OutboxRelayLogger,
   ) {
     this.nextBatchSize = options.batchSize;
+    this.publisher = new StreamPublisher(connection);
   }
 
   start(): void {
@@ -117,6 +114,7 @@ export class OutboxRelay {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.running;
+    this.publisher.close();
   }
 
   /**
@@ -134,21 +132,20 @@ export class OutboxRelay {
       }
       this.streamReady = true;
     }
-    const js = this.connection.jetstream();
     const table = outboxTable(this.dataSource.manager);
     return this.dataSource.transaction(async (manager) => {
       const messages = await claimDueMessages(manager, table, maxMessages);
       // Sent back to back on one connection, so the server receives them in order; only the
       // acknowledgements are awaited together.
-      const outcomes = await Promise.allSettled(
-        messages.map((message) =>
-          js.publish(message.subject, encoder.encode(message.data), {
-            msgID: message.msgId,
-            headers: message.trace ? natsHeadersOf(message.trace) : undefined,
-            expect: { streamName: message.stream },
-            timeout: this.options.publishTimeoutMs,
-          }),
-        ),
+      const outcomes = await this.publisher.publishAll(
+        messages.map((message) => ({
+          subject: message.subject,
+          data: encoder.encode(message.data),
+          msgId: message.msgId,
+          stream: message.stream,
+          headers: message.trace,
+        })),
+        this.options.publishTimeoutMs,
       );
       const failedAt = outcomes.findIndex((outcome) => outcome.status === 'rejected');
       const failed = failedAt === -1 ? undefined : messages[failedAt];
