@@ -1,6 +1,6 @@
 import type { StreamSubject } from '@envoi/contracts-core';
 import { INBOUND_SPOOL_BUCKET, type InboundSpoolRef } from '@envoi/contracts-routes';
-import { putUpload } from '@envoi/shared-nats';
+import { putNewUpload } from '@envoi/shared-nats';
 import type { NatsConnection } from 'nats';
 
 /** A stream event ready to publish: its subject and the event (whose id is its Nats-Msg-Id). */
@@ -24,8 +24,9 @@ export class InboundSpool {
     private readonly publishTimeoutMs: number,
   ) {}
 
+  /** `inboundId` is a fresh uuid: there is never an earlier object of that name to replace. */
   store(inboundId: string, bytes: Uint8Array): Promise<InboundSpoolRef> {
-    return putUpload(this.connection, INBOUND_SPOOL_BUCKET, inboundId, bytes, this.ttlMs);
+    return putNewUpload(this.connection, INBOUND_SPOOL_BUCKET, inboundId, bytes, this.ttlMs);
   }
 
   async publish(publication: InboundPublication): Promise<void> {
