@@ -11,7 +11,6 @@ import {
 import { RpcError } from '@envoi/shared-nats';
 import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 
-import type { BusRequester } from '../submission/bus-requester';
 import { SmtpReply } from '../submission/replies';
 import { mxContentLimits } from './content-check';
 import { inboundEventId } from './inbound-events';
@@ -22,7 +21,6 @@ const INBOUND_ID = '6f1d2c3b-4a59-4687-9a0b-1c2d3e4f5a6b';
 const MESSAGE_UUID = '0b5c7d3e-1f2a-4b6c-8d9e-0a1b2c3d4e5f';
 const ACCOUNT = '5d2a4f8e-0c1b-4d3e-9f6a-7b8c9d0e1f2a';
 const ROUTE = '9a8b7c6d-5e4f-4321-8fed-cba987654321';
-const MATCH = 'routes.route.match-recipient.v1';
 
 class FakeSpool {
   readonly stored = new Map<string, Buffer>();
@@ -44,12 +42,11 @@ class FakeSpool {
   };
 }
 
-function busAnswering(answer: (recipient: string) => RecipientMatch | Error): BusRequester {
+function routesAnswering(answer: (recipient: string) => RecipientMatch | Error) {
   return {
-    request: (subject, payload) => {
-      if (subject.name !== MATCH) throw new Error(`unexpected ${subject.name}`);
-      const result = answer((payload as { recipient: string }).recipient);
-      return result instanceof Error ? Promise.reject(result) : Promise.resolve(result as never);
+    match: (recipient: string): Promise<RecipientMatch> => {
+      const result = answer(recipient);
+      return result instanceof Error ? Promise.reject(result) : Promise.resolve(result);
     },
   };
 }
@@ -66,7 +63,7 @@ const routes = (recipient: string): RecipientMatch => {
 function build(answer: (recipient: string) => RecipientMatch | Error = routes) {
   const spool = new FakeSpool();
   const mx = new MxSession({
-    bus: busAnswering(answer),
+    routes: routesAnswering(answer),
     returnPathHosts: { isVerified: (host) => Promise.resolve(host === 'rp.routed.example') },
     spool,
     mailboxes: { bounceDomain: 'bounces.envoi.test', feedbackAddress: 'fbl@bounces.envoi.test' },

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 
-import { type InboundEnvelope, RoutesSubjects } from '@envoi/contracts-routes';
+import type { InboundEnvelope } from '@envoi/contracts-routes';
 import type { InboundLimits } from '@envoi/shared-inbound-mail';
 import { RpcError } from '@envoi/shared-nats';
 import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 
-import type { BusRequester } from '../submission/bus-requester';
 import { Replies, type SmtpReply } from '../submission/replies';
 import { unknownParameter } from '../submission/submission-session';
 import { checkContent } from './content-check';
@@ -15,6 +14,7 @@ import { readMessage } from './message-reader';
 import { classifyRecipient, type PlatformMailboxes } from './mx-recipients';
 import { acceptedAs, MxReplies } from './mx-replies';
 import type { ReturnPathHosts } from './return-path-hosts';
+import type { RouteSets } from './route-sets';
 
 export interface MxLimits {
   maxMessageBytes: number;
@@ -27,7 +27,7 @@ export interface MxLimits {
 }
 
 export interface MxDependencies {
-  bus: BusRequester;
+  routes: Pick<RouteSets, 'match'>;
   returnPathHosts: Pick<ReturnPathHosts, 'isVerified'>;
   spool: Pick<InboundSpool, 'store' | 'publish'>;
   mailboxes: PlatformMailboxes;
@@ -154,9 +154,7 @@ export class MxSession {
 
   private async route(address: string): Promise<AcceptedRecipient | SmtpReply> {
     try {
-      const match = await this.deps.bus.request(RoutesSubjects.matchRecipient, {
-        recipient: address,
-      });
+      const match = await this.deps.routes.match(address);
       switch (match.outcome) {
         case 'route':
           return {
