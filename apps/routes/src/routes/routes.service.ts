@@ -6,14 +6,14 @@ import {
   type Page,
   type PageRequest,
 } from '@envoi/contracts-core';
-import type {
-  CreatedRouteRecord,
-  CreateRouteBody,
-  RouteRecord,
-  UpdateRouteBody,
+import {
+  type CreatedRouteRecord,
+  type CreateRouteBody,
+  formatRecipientPattern,
+  type RecipientPattern,
+  type RouteRecord,
+  type UpdateRouteBody,
 } from '@envoi/contracts-routes';
-import type { RecipientPattern } from '@envoi/contracts-routes';
-import { formatRecipientPattern } from '@envoi/contracts-routes';
 import { type OutboundPolicy, outboundPolicyOf } from '@envoi/shared-outbound';
 import { Injectable } from '@nestjs/common';
 

@@ -26,10 +26,17 @@ class FakeSpool {
   readonly stored = new Map<string, Buffer>();
   readonly published: InboundPublication[] = [];
   failuresBeforePublish = 0;
+  storeFails = false;
 
   store = (name: string, bytes: Uint8Array): Promise<InboundSpoolRef> => {
+    if (this.storeFails) return Promise.reject(new Error('spool unavailable'));
     this.stored.set(name, Buffer.from(bytes));
     return Promise.resolve({ bucket: 'inbound-spool', name, size: bytes.length, sha256: 'x' });
+  };
+
+  discard = (ref: InboundSpoolRef): Promise<void> => {
+    this.stored.delete(ref.name);
+    return Promise.resolve();
   };
 
   publish = (publication: InboundPublication): Promise<void> => {
@@ -253,17 +260,36 @@ describe('MxSession', () => {
     expect(spool.stored.size).toBe(0);
   });
 
-  it('refuses a message its parse rejects (here: nesting deeper than 3) with 554 5.6.0, storing nothing', async () => {
+  it.each([
+    ['the spool available', false],
+    ['the spool unavailable', true],
+  ])(
+    'refuses a message its parse rejects (here: nesting deeper than 3) with 554 5.6.0, %s, keeping nothing',
+    async (_spool, storeFails) => {
+      const { mx, spool } = build();
+      spool.storeFails = storeFails;
+      const smtp = session();
+      mx.mailFrom(address(''), smtp);
+      await rcpt(mx, smtp, 'fbl@bounces.envoi.test');
+      const nested = 'Content-Type: multipart/mixed; boundary="n"\r\n\r\n--n\r\n'.repeat(5);
+      const reply = await mx.data(dataStream(`Subject: deep\r\n${nested}\r\nx\r\n`), smtp);
+      expect(reply).toBeInstanceOf(SmtpReply);
+      expect((reply as SmtpReply).message).toMatch(/^5\.6\.0 /);
+      expect((reply as SmtpReply).responseCode).toBe(554);
+      expect(spool.stored.size).toBe(0);
+      expect(spool.published).toHaveLength(0);
+    },
+  );
+
+  it('fails the DATA of an acceptable message when the spool is unavailable, publishing nothing', async () => {
     const { mx, spool } = build();
+    spool.storeFails = true;
     const smtp = session();
     mx.mailFrom(address(''), smtp);
     await rcpt(mx, smtp, 'fbl@bounces.envoi.test');
-    const nested = 'Content-Type: multipart/mixed; boundary="n"\r\n\r\n--n\r\n'.repeat(5);
-    const reply = await mx.data(dataStream(`Subject: deep\r\n${nested}\r\nx\r\n`), smtp);
-    expect(reply).toBeInstanceOf(SmtpReply);
-    expect((reply as SmtpReply).message).toMatch(/^5\.6\.0 /);
-    expect((reply as SmtpReply).responseCode).toBe(554);
-    expect(spool.stored.size).toBe(0);
+    await expect(mx.data(dataStream('Subject: hi\r\n\r\nhello\r\n'), smtp)).rejects.toThrow(
+      'spool unavailable',
+    );
     expect(spool.published).toHaveLength(0);
   });
 });

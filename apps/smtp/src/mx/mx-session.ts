@@ -29,7 +29,7 @@ export interface MxLimits {
 export interface MxDependencies {
   routes: Pick<RouteSets, 'match'>;
   returnPathHosts: Pick<ReturnPathHosts, 'isVerified'>;
-  spool: Pick<InboundSpool, 'store' | 'publish'>;
+  spool: Pick<InboundSpool, 'store' | 'discard' | 'publish'>;
   mailboxes: PlatformMailboxes;
   limits: MxLimits;
   newId?: () => string;
@@ -98,11 +98,16 @@ export class MxSession {
       return accepted ? [accepted] : [];
     });
     if (!mailFrom || recipients.length === 0) return Replies.temporaryFailure();
-    const content = await checkContent(read.bytes, this.deps.limits.content);
-    if ('refusal' in content) return content.refusal;
-
+    // The bytes are spooled while they are parsed; the copy of a refused message is discarded.
     const inboundId = this.newId();
-    const spool = await this.deps.spool.store(inboundId, read.bytes);
+    const spooling = this.deps.spool.store(inboundId, read.bytes);
+    spooling.catch(() => undefined); // awaited below; not unhandled while the parse runs
+    const content = await checkContent(read.bytes, this.deps.limits.content);
+    if ('refusal' in content) {
+      await spooling.then((ref) => this.deps.spool.discard(ref)).catch(() => undefined);
+      return content.refusal;
+    }
+    const spool = await spooling;
     const envelope: InboundEnvelope = {
       inbound_id: inboundId,
       received_at: this.now().toISOString(),
