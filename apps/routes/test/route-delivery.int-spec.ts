@@ -13,7 +13,7 @@ import {
   RoutesStreamSubjects,
   RoutesSubjects,
 } from '@envoi/contracts-routes';
-import { connectNats, putUpload, RpcClient } from '@envoi/shared-nats';
+import { connectNats, putUpload, RpcClient, subscribeBroadcast } from '@envoi/shared-nats';
 import {
   IsolatedPlatform,
   pollUntil,
@@ -280,7 +280,18 @@ describe('route delivery', () => {
     const { accountId, domain } = await accountWithDomain();
     const endpoint = `down-${randomUUID()}`;
     loopback().behave(endpoint, () => 503);
-    const route = await createRoute(accountId, endpoint);
+    const broadcasts: Array<string | null> = [];
+    const subscription = subscribeBroadcast(
+      nats(),
+      RoutesSubjects.matchChanged,
+      (change) => broadcasts.push(change.domain),
+      () => undefined,
+    );
+    await nats().flush();
+    const route = await createRoute(accountId, endpoint, { recipient: `*@${domain}` });
+    const ofDomain = () => broadcasts.filter((changed) => changed === domain);
+    // The MX replicas are told of the new route.
+    await pollUntil(ofDomain, (changes) => changes.length === 1, { what: 'the creation told' });
     const event = await receive(accountId, rawMessage(`x@${domain}`), [
       { address: `x@${domain}`, route_ids: [route.id] },
     ]);
@@ -291,6 +302,9 @@ describe('route delivery', () => {
       { what: 'the route disabled', timeoutMs: 15_000 },
     );
     expect(disabled).toMatchObject({ error_count: 3, errors_since_last_success: 3 });
+    // ... and of its disabling, which the MX takes at RCPT at once.
+    await pollUntil(ofDomain, (changes) => changes.length === 2, { what: 'the disabling told' });
+    subscription.unsubscribe();
     // Disabled: the delivery's remaining attempt is dropped, not made.
     const [dropped] = await pollUntil(
       () => deliveriesOf(event.data.inbound_id),

@@ -9,7 +9,7 @@ import {
   RoutesErrorCode,
   RoutesSubjects,
 } from '@envoi/contracts-routes';
-import { connectNats, RpcClient } from '@envoi/shared-nats';
+import { connectNats, RpcClient, subscribeBroadcast } from '@envoi/shared-nats';
 import { findFreePort, IsolatedPlatform, pollUntil, WebhookReceiver } from '@envoi/shared-testing';
 import type { NatsConnection } from 'nats';
 import { Webhook } from 'standardwebhooks';
@@ -71,10 +71,11 @@ describe('routes service', () => {
     return dataSource;
   };
 
-  const rpc = (): RpcClient => {
+  const bus = (): NatsConnection => {
     if (!connection) throw new Error('the routes service did not start');
-    return new RpcClient(connection, 10_000);
+    return connection;
   };
+  const rpc = (): RpcClient => new RpcClient(bus(), 10_000);
 
   const loopback = (): WebhookReceiver => {
     if (!receiver) throw new Error('the receiver did not start');
@@ -291,6 +292,59 @@ describe('routes service', () => {
       );
       await expect(get(otherDomain.id)).resolves.toMatchObject({ id: otherDomain.id });
       await expect(get(everyDomain.id)).resolves.toMatchObject({ id: everyDomain.id });
+    });
+  });
+
+  describe('route sets of the MX', () => {
+    it("answers a domain's route set: the enabled routes of the first owner that routes it", async () => {
+      const { accountId, domain } = await accountWithDomain();
+      const support = await create(accountId, { recipient: `support@${domain}` });
+      await create(accountId, { recipient: `sales@${domain}`, enabled: false });
+      const routeSet = (name: string) =>
+        rpc().request(RoutesSubjects.domainRoutes, { domain: name });
+
+      await expect(routeSet(domain.toUpperCase())).resolves.toEqual({
+        outcome: 'routed',
+        account_id: accountId,
+        domain,
+        routes: [{ id: support.id, recipient: `support@${domain}` }],
+      });
+      await expect(routeSet(uniqueDomain())).resolves.toEqual({ outcome: 'not_routed' });
+    });
+
+    it('broadcasts the domains whose route set each change touches, once it is committed', async () => {
+      const changes: Array<string | null> = [];
+      const subscription = subscribeBroadcast(
+        bus(),
+        RoutesSubjects.matchChanged,
+        (change) => changes.push(change.domain),
+        () => undefined,
+      );
+      await bus().flush();
+      const { accountId, domain } = await accountWithDomain();
+      const other = await addDomain(accountId);
+      const told = (expected: Array<string | null>) =>
+        pollUntil(
+          () => changes.filter((change) => change === null || [domain, other].includes(change)),
+          (seen) => seen.length >= expected.length,
+          { what: `the broadcasts ${JSON.stringify(expected)}` },
+        ).then((seen) => expect(seen).toEqual(expected));
+
+      const route = await create(accountId, { recipient: `support@${domain}` });
+      await told([domain]);
+      const ref = { account_id: accountId, route_id: route.id };
+      await rpc().request(RoutesSubjects.update, { ...ref, changes: { recipient: `x@${other}` } });
+      await told([domain, domain, other]);
+      await rpc().request(RoutesSubjects.update, { ...ref, changes: { enabled: false } });
+      await told([domain, domain, other, other]);
+      await rpc().request(RoutesSubjects.delete, ref);
+      await told([domain, domain, other, other, other]);
+      await create(accountId, { recipient: `a@${domain}` });
+      await rpc().request(DomainsSubjects.deleteDomain, { account_id: accountId, domain });
+      await told([domain, domain, other, other, other, domain, domain]);
+      await create(accountId, { recipient: '' });
+      await told([domain, domain, other, other, other, domain, domain, null]);
+      subscription.unsubscribe();
     });
   });
 

@@ -65,6 +65,11 @@ export class SmtpConfig extends BaseEnv {
   @IsOptional() @IsEmail({ require_tld: false }) SMTP_MX_FEEDBACK_ADDRESS?: string;
   /** Largest inbound message, advertised with SIZE; more is refused with 552 5.3.4. */
   @IntSetting(1024, 100 * MB) SMTP_MX_MAX_MESSAGE_BYTES: number = 25 * MB;
+  /**
+   * How long the MX reuses a domain's route set at RCPT; the routes service's change broadcasts
+   * drop it at once.
+   */
+  @IntSetting(0, 600_000) SMTP_MX_ROUTE_CACHE_TTL_MS: number = 30_000;
   /** How long a received message stays in the inbound spool for its consumers. */
   @IntSetting(60_000, 90 * DAY_MS) SMTP_MX_SPOOL_TTL_MS: number = 7 * DAY_MS;
 

@@ -19,6 +19,8 @@ import { e2eEnvironment } from '../support/environment';
 import { deliverToMx as deliver } from '../support/mx-client';
 import { CheckedWebhookReceiver } from '../support/webhook-receiver';
 
+/** A route URL of the specs that only check what the MX takes. */
+const HOOK = 'https://hooks.example.net/inbound';
 /** The platform's bounce host: the e2e platform keeps the default RETURN_PATH_TARGET. */
 const BOUNCE_DOMAIN = 'bounces.envoi.test';
 
@@ -130,7 +132,7 @@ describe('MX (inbound mail)', () => {
     const domain = await createDomainName(session);
     const created = await session.api.post<CreatedRouteRecord>(session.path('/routes'), {
       name: 'support',
-      url: 'https://hooks.example.net/inbound',
+      url: HOOK,
       recipient: `support@${domain}`,
     });
     expect(created.status).toBe(201);
@@ -199,6 +201,52 @@ describe('MX (inbound mail)', () => {
     } finally {
       await receiver.close();
     }
+  });
+
+  it('takes a route change at RCPT within a second (each MX replica caches route sets per domain)', async () => {
+    const session = await createAccountSession();
+    const domain = await createDomainName(session);
+    const message = `From: Ann <ann@remote.example>\r\nTo: support@${domain}\r\nSubject: hi\r\n\r\nHi\r\n`;
+    /** Ms from `since` to the start of the first delivery to `local` answered as `reply` says. */
+    const answeredAfter = async (local: string, reply: RegExp, since: number) => {
+      const attempt = await pollUntil(
+        async () => {
+          const startedAt = Date.now();
+          const answer = await deliver('nodemailer', `${local}@${domain}`, message, 'a@x.example')
+            .then(() => '250')
+            .catch((error: unknown) => String(error));
+          return { startedAt, answer };
+        },
+        ({ answer }) => reply.test(answer),
+        { timeoutMs: 10_000, intervalMs: 50, what: `${reply} for ${local}@${domain}` },
+      );
+      return attempt.startedAt - since;
+    };
+    const routes = session.path('/routes');
+    const route = (recipient: string) =>
+      session.api.post<CreatedRouteRecord>(routes, { name: recipient, url: HOOK, recipient });
+
+    const support = await route(`support@${domain}`);
+    expect(support.status).toBe(201);
+    expect(await answeredAfter('support', /^250$/, Date.now())).toBeLessThan(1_000);
+    // The domain's route set is cached now, without tickets.
+    expect(await answeredAfter('ticket-1', /550 5\.1\.1 /, Date.now())).toBeLessThan(1_000);
+
+    const tickets = await route(`ticket-*@${domain}`);
+    expect(tickets.status).toBe(201);
+    expect(await answeredAfter('ticket-2', /^250$/, Date.now())).toBeLessThan(1_000);
+
+    const disabledAt = Date.now();
+    const disabled = await session.api.put(session.path(`/routes/${support.body.id}`), {
+      enabled: false,
+    });
+    expect(disabled.status).toBe(200);
+    expect(await answeredAfter('support', /550 5\.1\.1 /, disabledAt)).toBeLessThan(1_000);
+
+    const deletedAt = Date.now();
+    const deleted = await session.api.delete(session.path(`/routes/${tickets.body.id}`));
+    expect(deleted.status).toBe(200);
+    expect(await answeredAfter('ticket-3', /550 5\.7\.1 /, deletedAt)).toBeLessThan(1_000);
   });
 
   it('refuses to relay a %-hack with 550 5.7.1 (swaks)', async () => {

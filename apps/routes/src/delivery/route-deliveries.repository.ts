@@ -36,6 +36,7 @@ interface CountersRow {
   account_id: string;
   name: string;
   url: string;
+  domain_name: string | null;
   errors_since_last_success: number;
   last_request_at: Date | null;
   enabled: boolean;
@@ -129,7 +130,7 @@ const SETTLE_SQL = `
     WHERE d.id = u.id
     RETURNING d.id, d.route_id
   )
-  SELECT settled.id AS delivery_id, r.id, r.account_id, r.name, r.url,
+  SELECT settled.id AS delivery_id, r.id, r.account_id, r.name, r.url, r.domain_name,
     r.errors_since_last_success, r.last_request_at, r.enabled
   FROM settled JOIN routes.routes r ON r.id = settled.route_id
   ORDER BY r.id
@@ -213,13 +214,17 @@ export class RouteDeliveriesRepository {
    * one (notes 2.8: disabled after `disableAfterFailures` failures in a row, the members told
    * through the outbox). A delivery gone since (its route deleted) is not counted. Then, in the
    * same transaction, claims the next calls for the places these leave (see `claim`). Answers
-   * the ids of the deliveries recorded and the calls claimed.
+   * the ids of the deliveries recorded, the calls claimed and the domains of the routes disabled.
    */
   async recordCalls(
     records: readonly RouteCallRecord[],
     disableAfterFailures: number,
     next: ClaimLimits,
-  ): Promise<{ recorded: Map<string, true>; claimed: ClaimedRouteDelivery[] }> {
+  ): Promise<{
+    recorded: Map<string, true>;
+    claimed: ClaimedRouteDelivery[];
+    disabledDomains: Array<string | null>;
+  }> {
     return this.dataSource.transaction(async (manager) => {
       const settled = await manager.query<Array<CountersRow & { delivery_id: string }>>(
         SETTLE_SQL,
@@ -234,11 +239,12 @@ export class RouteDeliveriesRepository {
       const settledIds = new Set(settled.map((row) => row.delivery_id));
       const counted = records.filter((record) => settledIds.has(record.deliveryId));
       const routes = [...new Map(settled.map((row) => [row.id, row])).values()];
-      await countCalls(manager, routes, counted, disableAfterFailures);
+      const disabled = await countCalls(manager, routes, counted, disableAfterFailures);
       const claimed = next.limit > 0 ? await claimIn(manager, next) : [];
       return {
         recorded: new Map(counted.map((record) => [record.deliveryId, true as const])),
         claimed,
+        disabledDomains: disabled.map((route) => route.domain_name),
       };
     });
   }
@@ -278,14 +284,17 @@ function stateAfter(record: RouteCallOutcome): RouteDeliveryState {
   return record.nextAttemptAt === null ? 'given_up' : 'pending';
 }
 
-/** Applies the calls to their routes' counters (`rows`, locked); `route.disabled` for a route they disable. */
+/**
+ * Applies the calls to their routes' counters (`rows`, locked); `route.disabled` for a route they
+ * disable. Answers the routes they disabled.
+ */
 async function countCalls(
   manager: EntityManager,
   rows: readonly CountersRow[],
   calls: readonly RouteCallRecord[],
   disableAfterFailures: number,
-): Promise<void> {
-  if (rows.length === 0) return;
+): Promise<CountersRow[]> {
+  if (rows.length === 0) return [];
   const updated = rows.map((row) => {
     const ofRoute = calls.filter((call) => call.routeId === row.id);
     const after = countersAddedTo(
@@ -308,8 +317,10 @@ async function countCalls(
     updated.map(({ after }) => after.lastRequestAt),
     updated.map(({ after }) => after.enabled),
   ]);
+  const disabled: CountersRow[] = [];
   for (const { row, after } of updated) {
     if (!after.disabledBy) continue;
+    disabled.push(row);
     const now = new Date().toISOString();
     await enqueueEvent(manager, RoutesStreamSubjects.routeDisabled, {
       id: randomUUID(),
@@ -326,4 +337,5 @@ async function countCalls(
       },
     });
   }
+  return disabled;
 }

@@ -3,6 +3,7 @@ import { type JobRun, PeriodicJob } from '@envoi/shared-jobs';
 import { BatchRecorder, type RetrySchedule } from '@envoi/shared-outbound';
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 
+import { RouteMatchEvents } from '../matching/route-match-events';
 import { RoutesConfig } from '../routes.config';
 import { RouteSecretCipher } from '../routes/route-secret';
 import { routeCallOutcome } from './route-call-outcome';
@@ -49,6 +50,7 @@ export class RouteDeliveryWorker implements OnModuleDestroy {
     private readonly caller: RouteCaller,
     private readonly secrets: RouteSecretCipher,
     private readonly config: RoutesConfig,
+    private readonly matchEvents: RouteMatchEvents,
   ) {
     this.schedule = { baseMs: config.ROUTE_RETRY_BASE_MS, maxAttempts: config.ROUTE_MAX_ATTEMPTS };
     this.recorder = new BatchRecorder({
@@ -109,11 +111,12 @@ export class RouteDeliveryWorker implements OnModuleDestroy {
   /** Records calls that ended and, in the same transaction, claims for the places they leave. */
   private recordAndClaimNext(records: readonly RouteCallRecord[]): Promise<Map<string, true>> {
     return this.leasing(this.freePlaces(records.length), async (limits) => {
-      const { recorded, claimed } = await this.deliveries.recordCalls(
+      const { recorded, claimed, disabledDomains } = await this.deliveries.recordCalls(
         records,
         this.config.ROUTE_DISABLE_AFTER_FAILURES,
         limits,
       );
+      if (disabledDomains.length > 0) this.matchEvents.changed(disabledDomains);
       return { claimed, result: recorded };
     });
   }

@@ -1,11 +1,12 @@
-import type { RecipientMatch } from '@envoi/contracts-routes';
+import { normalizeDomainName } from '@envoi/contracts-core';
+import {
+  type DomainRouteSet,
+  matchRouteSet,
+  parseRecipientAddress,
+  type RecipientMatch,
+} from '@envoi/contracts-routes';
 import { Injectable } from '@nestjs/common';
 
-import {
-  parseRecipientAddress,
-  parseRecipientPattern,
-  patternMatches,
-} from '../routes/recipient-pattern';
 import { RoutesRepository } from '../routes/routes.repository';
 import { DomainOwners } from './domain-owners.service';
 
@@ -24,26 +25,25 @@ export class RecipientMatcher {
   async match(recipient: string): Promise<RecipientMatch> {
     const address = parseRecipientAddress(recipient);
     if (!address) return { outcome: 'not_routed' };
-    const owners = await this.owners.of(address.domain);
+    return matchRouteSet(await this.routeSet(address.domain), address);
+  }
+
+  /** The enabled routes of the first owner of `domain` that has any for it. */
+  async routeSet(rawDomain: string): Promise<DomainRouteSet> {
+    const domain = normalizeDomainName(rawDomain);
+    const owners = await this.owners.of(domain);
     const candidates = await this.routes.findMatchable(
       owners.map((owner) => owner.account_id),
-      address.domain,
+      domain,
     );
     for (const owner of owners) {
       const ownRoutes = candidates.filter((route) => route.accountId === owner.account_id);
       if (ownRoutes.length === 0) continue;
-      const routeIds = ownRoutes
-        .filter((route) => {
-          const pattern = parseRecipientPattern(route.recipient);
-          return pattern !== null && patternMatches(pattern, address);
-        })
-        .map((route) => route.id);
-      if (routeIds.length === 0) return { outcome: 'unknown_recipient' };
       return {
-        outcome: 'route',
+        outcome: 'routed',
         account_id: owner.account_id,
-        domain: address.domain,
-        route_ids: routeIds,
+        domain,
+        routes: ownRoutes.map((route) => ({ id: route.id, recipient: route.recipient })),
       };
     }
     return { outcome: 'not_routed' };

@@ -2,6 +2,7 @@ import { DomainDeletedEvent, DomainsStreamSubjects } from '@envoi/contracts-doma
 import { eventDataDecoder, StreamConsumer } from '@envoi/shared-nats';
 import { Injectable, Logger } from '@nestjs/common';
 
+import { RouteMatchEvents } from '../matching/route-match-events';
 import { RoutesRepository } from './routes.repository';
 
 /** The durable consumer every replica of this service shares. */
@@ -15,7 +16,10 @@ export const DOMAIN_DELETED_DURABLE = 'routes-domain-deleted';
 export class DomainEventsController {
   private readonly logger = new Logger(DomainEventsController.name);
 
-  constructor(private readonly routes: RoutesRepository) {}
+  constructor(
+    private readonly routes: RoutesRepository,
+    private readonly matchEvents: RouteMatchEvents,
+  ) {}
 
   @StreamConsumer({
     durables: { [DOMAIN_DELETED_DURABLE]: DomainsStreamSubjects.deleted },
@@ -24,6 +28,7 @@ export class DomainEventsController {
   async removeDeletedDomain(deletion: DomainDeletedEvent): Promise<void> {
     const removed = await this.routes.deleteForDomain(deletion.account_id, deletion.domain_id);
     if (removed > 0) {
+      this.matchEvents.changed([deletion.domain]);
       this.logger.log(`removed ${removed} route(s) of deleted domain ${deletion.domain}`);
     }
   }

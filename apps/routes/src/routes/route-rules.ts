@@ -1,6 +1,6 @@
+import { parseRecipientPattern, type RecipientPattern } from '@envoi/contracts-routes';
 import { checkOutboundUrl, type OutboundPolicy } from '@envoi/shared-outbound';
 
-import { parseRecipientPattern, type RecipientPattern } from './recipient-pattern';
 import { RoutesException } from './routes.exception';
 
 /**

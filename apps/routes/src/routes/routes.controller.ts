@@ -2,6 +2,8 @@ import type { MessageResponse, Page } from '@envoi/contracts-core';
 import {
   type CreatedRouteRecord,
   CreateRouteRequest,
+  type DomainRouteSet,
+  DomainRoutesRequest,
   ListRoutesRequest,
   MatchRecipientRequest,
   type RecipientMatch,
@@ -63,5 +65,10 @@ export class RoutesController {
   @MessagePattern(RoutesSubjects.matchRecipient.name)
   matchRecipient(@Payload() request: MatchRecipientRequest): Promise<RecipientMatch> {
     return this.matcher.match(request.recipient);
+  }
+
+  @MessagePattern(RoutesSubjects.domainRoutes.name)
+  domainRoutes(@Payload() request: DomainRoutesRequest): Promise<DomainRouteSet> {
+    return this.matcher.routeSet(request.domain);
   }
 }

@@ -10,6 +10,7 @@ import { ROUTES_SCHEMA } from '../database/data-source-options';
 import { RouteCaller } from '../delivery/route-caller';
 import { DomainOwners } from '../matching/domain-owners.service';
 import { RecipientMatcher } from '../matching/recipient-matcher.service';
+import { RouteMatchEvents } from '../matching/route-match-events';
 import { RoutesConfig } from '../routes.config';
 import { RouteStreamService } from '../stream/route-stream.service';
 import { AccountDomains } from './account-domains.service';
@@ -36,6 +37,7 @@ import { RoutesService } from './routes.service';
     RouteTrigger,
     DomainOwners,
     RecipientMatcher,
+    RouteMatchEvents,
     RouteCaller,
     // Route streams' store and buffer here, where the trigger also buffers samples for them.
     ...listenerStreamProviders({
@@ -54,6 +56,7 @@ import { RoutesService } from './routes.service';
   ],
   exports: [
     RouteSecretCipher,
+    RouteMatchEvents,
     RouteCaller,
     ListenerStreams,
     ListenerStreamStore,

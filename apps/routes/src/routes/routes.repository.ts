@@ -108,17 +108,17 @@ export class RoutesRepository {
     });
   }
 
-  /** Deletes the route; false when there is none the restriction sees. */
+  /** Deletes the route and answers it as it was; null when there is none the restriction sees. */
   delete(
     accountId: string,
     routeId: string,
     restriction: readonly string[] | undefined,
-  ): Promise<boolean> {
+  ): Promise<RouteEntity | null> {
     return this.dataSource.transaction(async (manager) => {
       const found = await this.find(accountId, routeId, restriction, manager, true);
-      if (!found) return false;
+      if (!found) return null;
       await manager.delete(RouteEntity, { id: routeId });
-      return true;
+      return found;
     });
   }
 

@@ -6,19 +6,20 @@ import {
   type Page,
   type PageRequest,
 } from '@envoi/contracts-core';
-import type {
-  CreatedRouteRecord,
-  CreateRouteBody,
-  RouteRecord,
-  UpdateRouteBody,
+import {
+  type CreatedRouteRecord,
+  type CreateRouteBody,
+  formatRecipientPattern,
+  type RecipientPattern,
+  type RouteRecord,
+  type UpdateRouteBody,
 } from '@envoi/contracts-routes';
 import { type OutboundPolicy, outboundPolicyOf } from '@envoi/shared-outbound';
 import { Injectable } from '@nestjs/common';
 
+import { RouteMatchEvents } from '../matching/route-match-events';
 import { RoutesConfig } from '../routes.config';
 import { AccountDomains } from './account-domains.service';
-import type { RecipientPattern } from './recipient-pattern';
-import { formatRecipientPattern } from './recipient-pattern';
 import type { RouteEntity } from './route.entity';
 import { toCreatedRouteRecord, toRouteRecord } from './route.mapper';
 import { assertDomainGranted, checkRouteUrl, requirePattern } from './route-rules';
@@ -53,6 +54,7 @@ export class RoutesService {
     private readonly routes: RoutesRepository,
     private readonly secrets: RouteSecretCipher,
     private readonly accountDomains: AccountDomains,
+    private readonly matchEvents: RouteMatchEvents,
     config: RoutesConfig,
   ) {
     this.outbound = outboundPolicyOf(config);
@@ -134,6 +136,7 @@ export class RoutesService {
       ...(await patternColumns(pattern, (domain) => this.accountDomains.idOf(accountId, domain))),
       secretCiphertext: this.secrets.seal(secret, id),
     });
+    this.matchEvents.changed([route.domainName]);
     return { route, secret };
   }
 
@@ -155,7 +158,9 @@ export class RoutesService {
     if (changes.url !== undefined) checkRouteUrl(changes.url, this.outbound);
     const pattern = changes.recipient === undefined ? null : requirePattern(changes.recipient);
     if (pattern) assertDomainGranted(pattern.domain, granted);
-    const updated = await this.routes.update(accountId, routeId, granted, async () => {
+    let domainBefore: string | null = null;
+    const updated = await this.routes.update(accountId, routeId, granted, async (current) => {
+      domainBefore = current.domainName;
       const columns: RouteChanges = {
         ...(changes.name !== undefined ? { name: changes.name } : {}),
         ...(changes.url !== undefined ? { url: changes.url } : {}),
@@ -172,6 +177,7 @@ export class RoutesService {
       return { ...columns, ...(await patternColumns(pattern, resolve)) };
     });
     if (!updated) throw RoutesException.notFound();
+    this.matchEvents.changed([domainBefore, updated.domainName]);
     return toRouteRecord(updated);
   }
 
@@ -180,7 +186,9 @@ export class RoutesService {
     routeId: string,
     granted: readonly string[] | undefined,
   ): Promise<MessageResponse> {
-    if (!(await this.routes.delete(accountId, routeId, granted))) throw RoutesException.notFound();
+    const deleted = await this.routes.delete(accountId, routeId, granted);
+    if (!deleted) throw RoutesException.notFound();
+    this.matchEvents.changed([deleted.domainName]);
     return { message: 'route deleted' };
   }
 

@@ -2,6 +2,7 @@ import { type JobRun, PeriodicJob } from '@envoi/shared-jobs';
 import { ListenerStreamStore } from '@envoi/shared-listener-streams';
 import { Injectable, Logger } from '@nestjs/common';
 
+import { RouteMatchEvents } from '../matching/route-match-events';
 import { RoutesConfig } from '../routes.config';
 
 /** Batches one run deletes at most, per table, before it waits for the next interval. */
@@ -19,6 +20,7 @@ export class RouteStreamPurge {
   constructor(
     private readonly streams: ListenerStreamStore,
     private readonly config: RoutesConfig,
+    private readonly matchEvents: RouteMatchEvents,
   ) {}
 
   @PeriodicJob<RoutesConfig>({
@@ -37,6 +39,8 @@ export class RouteStreamPurge {
         stopped: () => run.stopping,
       },
     );
+    // The purged routes' domains are not known here: every route set may have changed.
+    if (purged.targets > 0) this.matchEvents.changed([null]);
     if (purged.targets + purged.events > 0) {
       this.logger.log(
         `purged ${purged.targets} idle temporary routes, ${purged.events} aged stream events`,

@@ -1,6 +1,6 @@
 import type { StreamSubject } from '@envoi/contracts-core';
 import { INBOUND_SPOOL_BUCKET, type InboundSpoolRef } from '@envoi/contracts-routes';
-import { putUpload } from '@envoi/shared-nats';
+import { ensureUploadBucket, putNewUpload } from '@envoi/shared-nats';
 import type { NatsConnection } from 'nats';
 
 /** A stream event ready to publish: its subject and the event (whose id is its Nats-Msg-Id). */
@@ -24,8 +24,15 @@ export class InboundSpool {
     private readonly publishTimeoutMs: number,
   ) {}
 
+  /** `inboundId` is a fresh uuid: there is never an earlier object of that name to replace. */
   store(inboundId: string, bytes: Uint8Array): Promise<InboundSpoolRef> {
-    return putUpload(this.connection, INBOUND_SPOOL_BUCKET, inboundId, bytes, this.ttlMs);
+    return putNewUpload(this.connection, INBOUND_SPOOL_BUCKET, inboundId, bytes, this.ttlMs);
+  }
+
+  /** Deletes a spooled message no event names (a refused one); the bucket's TTL is the fallback. */
+  async discard(ref: InboundSpoolRef): Promise<void> {
+    const store = await ensureUploadBucket(this.connection, ref.bucket, this.ttlMs);
+    await store.delete(ref.name);
   }
 
   async publish(publication: InboundPublication): Promise<void> {

@@ -11,7 +11,6 @@ import {
 import { RpcError } from '@envoi/shared-nats';
 import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 
-import type { BusRequester } from '../submission/bus-requester';
 import { SmtpReply } from '../submission/replies';
 import { mxContentLimits } from './content-check';
 import { inboundEventId } from './inbound-events';
@@ -22,16 +21,22 @@ const INBOUND_ID = '6f1d2c3b-4a59-4687-9a0b-1c2d3e4f5a6b';
 const MESSAGE_UUID = '0b5c7d3e-1f2a-4b6c-8d9e-0a1b2c3d4e5f';
 const ACCOUNT = '5d2a4f8e-0c1b-4d3e-9f6a-7b8c9d0e1f2a';
 const ROUTE = '9a8b7c6d-5e4f-4321-8fed-cba987654321';
-const MATCH = 'routes.route.match-recipient.v1';
 
 class FakeSpool {
   readonly stored = new Map<string, Buffer>();
   readonly published: InboundPublication[] = [];
   failuresBeforePublish = 0;
+  storeFails = false;
 
   store = (name: string, bytes: Uint8Array): Promise<InboundSpoolRef> => {
+    if (this.storeFails) return Promise.reject(new Error('spool unavailable'));
     this.stored.set(name, Buffer.from(bytes));
     return Promise.resolve({ bucket: 'inbound-spool', name, size: bytes.length, sha256: 'x' });
+  };
+
+  discard = (ref: InboundSpoolRef): Promise<void> => {
+    this.stored.delete(ref.name);
+    return Promise.resolve();
   };
 
   publish = (publication: InboundPublication): Promise<void> => {
@@ -44,12 +49,11 @@ class FakeSpool {
   };
 }
 
-function busAnswering(answer: (recipient: string) => RecipientMatch | Error): BusRequester {
+function routesAnswering(answer: (recipient: string) => RecipientMatch | Error) {
   return {
-    request: (subject, payload) => {
-      if (subject.name !== MATCH) throw new Error(`unexpected ${subject.name}`);
-      const result = answer((payload as { recipient: string }).recipient);
-      return result instanceof Error ? Promise.reject(result) : Promise.resolve(result as never);
+    match: (recipient: string): Promise<RecipientMatch> => {
+      const result = answer(recipient);
+      return result instanceof Error ? Promise.reject(result) : Promise.resolve(result);
     },
   };
 }
@@ -66,7 +70,7 @@ const routes = (recipient: string): RecipientMatch => {
 function build(answer: (recipient: string) => RecipientMatch | Error = routes) {
   const spool = new FakeSpool();
   const mx = new MxSession({
-    bus: busAnswering(answer),
+    routes: routesAnswering(answer),
     returnPathHosts: { isVerified: (host) => Promise.resolve(host === 'rp.routed.example') },
     spool,
     mailboxes: { bounceDomain: 'bounces.envoi.test', feedbackAddress: 'fbl@bounces.envoi.test' },
@@ -256,17 +260,36 @@ describe('MxSession', () => {
     expect(spool.stored.size).toBe(0);
   });
 
-  it('refuses a message its parse rejects (here: nesting deeper than 3) with 554 5.6.0, storing nothing', async () => {
+  it.each([
+    ['the spool available', false],
+    ['the spool unavailable', true],
+  ])(
+    'refuses a message its parse rejects (here: nesting deeper than 3) with 554 5.6.0, %s, keeping nothing',
+    async (_spool, storeFails) => {
+      const { mx, spool } = build();
+      spool.storeFails = storeFails;
+      const smtp = session();
+      mx.mailFrom(address(''), smtp);
+      await rcpt(mx, smtp, 'fbl@bounces.envoi.test');
+      const nested = 'Content-Type: multipart/mixed; boundary="n"\r\n\r\n--n\r\n'.repeat(5);
+      const reply = await mx.data(dataStream(`Subject: deep\r\n${nested}\r\nx\r\n`), smtp);
+      expect(reply).toBeInstanceOf(SmtpReply);
+      expect((reply as SmtpReply).message).toMatch(/^5\.6\.0 /);
+      expect((reply as SmtpReply).responseCode).toBe(554);
+      expect(spool.stored.size).toBe(0);
+      expect(spool.published).toHaveLength(0);
+    },
+  );
+
+  it('fails the DATA of an acceptable message when the spool is unavailable, publishing nothing', async () => {
     const { mx, spool } = build();
+    spool.storeFails = true;
     const smtp = session();
     mx.mailFrom(address(''), smtp);
     await rcpt(mx, smtp, 'fbl@bounces.envoi.test');
-    const nested = 'Content-Type: multipart/mixed; boundary="n"\r\n\r\n--n\r\n'.repeat(5);
-    const reply = await mx.data(dataStream(`Subject: deep\r\n${nested}\r\nx\r\n`), smtp);
-    expect(reply).toBeInstanceOf(SmtpReply);
-    expect((reply as SmtpReply).message).toMatch(/^5\.6\.0 /);
-    expect((reply as SmtpReply).responseCode).toBe(554);
-    expect(spool.stored.size).toBe(0);
+    await expect(mx.data(dataStream('Subject: hi\r\n\r\nhello\r\n'), smtp)).rejects.toThrow(
+      'spool unavailable',
+    );
     expect(spool.published).toHaveLength(0);
   });
 });

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 
-import { type InboundEnvelope, RoutesSubjects } from '@envoi/contracts-routes';
+import type { InboundEnvelope } from '@envoi/contracts-routes';
 import type { InboundLimits } from '@envoi/shared-inbound-mail';
 import { RpcError } from '@envoi/shared-nats';
 import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 
-import type { BusRequester } from '../submission/bus-requester';
 import { Replies, type SmtpReply } from '../submission/replies';
 import { unknownParameter } from '../submission/submission-session';
 import { checkContent } from './content-check';
@@ -15,6 +14,7 @@ import { readMessage } from './message-reader';
 import { classifyRecipient, type PlatformMailboxes } from './mx-recipients';
 import { acceptedAs, MxReplies } from './mx-replies';
 import type { ReturnPathHosts } from './return-path-hosts';
+import type { RouteSets } from './route-sets';
 
 export interface MxLimits {
   maxMessageBytes: number;
@@ -27,9 +27,9 @@ export interface MxLimits {
 }
 
 export interface MxDependencies {
-  bus: BusRequester;
+  routes: Pick<RouteSets, 'match'>;
   returnPathHosts: Pick<ReturnPathHosts, 'isVerified'>;
-  spool: Pick<InboundSpool, 'store' | 'publish'>;
+  spool: Pick<InboundSpool, 'store' | 'discard' | 'publish'>;
   mailboxes: PlatformMailboxes;
   limits: MxLimits;
   newId?: () => string;
@@ -98,11 +98,16 @@ export class MxSession {
       return accepted ? [accepted] : [];
     });
     if (!mailFrom || recipients.length === 0) return Replies.temporaryFailure();
-    const content = await checkContent(read.bytes, this.deps.limits.content);
-    if ('refusal' in content) return content.refusal;
-
+    // The bytes are spooled while they are parsed; the copy of a refused message is discarded.
     const inboundId = this.newId();
-    const spool = await this.deps.spool.store(inboundId, read.bytes);
+    const spooling = this.deps.spool.store(inboundId, read.bytes);
+    spooling.catch(() => undefined); // awaited below; not unhandled while the parse runs
+    const content = await checkContent(read.bytes, this.deps.limits.content);
+    if ('refusal' in content) {
+      await spooling.then((ref) => this.deps.spool.discard(ref)).catch(() => undefined);
+      return content.refusal;
+    }
+    const spool = await spooling;
     const envelope: InboundEnvelope = {
       inbound_id: inboundId,
       received_at: this.now().toISOString(),
@@ -154,9 +159,7 @@ export class MxSession {
 
   private async route(address: string): Promise<AcceptedRecipient | SmtpReply> {
     try {
-      const match = await this.deps.bus.request(RoutesSubjects.matchRecipient, {
-        recipient: address,
-      });
+      const match = await this.deps.routes.match(address);
       switch (match.outcome) {
         case 'route':
           return {

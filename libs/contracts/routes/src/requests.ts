@@ -77,3 +77,7 @@ export class UpdateRouteRequest extends RouteRef {
 export class MatchRecipientRequest {
   @IsString() @Length(3, 320) recipient!: string;
 }
+
+export class DomainRoutesRequest {
+  @IsString() @Length(1, 253) domain!: string;
+}

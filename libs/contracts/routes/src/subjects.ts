@@ -1,6 +1,7 @@
 import type { MessageResponse, Page } from '@envoi/contracts-core';
-import { requestSubject, streamSubject } from '@envoi/contracts-core';
+import { eventSubject, requestSubject, streamSubject } from '@envoi/contracts-core';
 
+import type { RouteMatchChangedEvent } from './events';
 import type {
   BounceMailEvent,
   FeedbackMailEvent,
@@ -8,9 +9,11 @@ import type {
   RecipientMatch,
   RoutedMailEvent,
 } from './inbound';
+import type { DomainRouteSet } from './recipient-pattern';
 import type { CreatedRouteRecord, RouteRecord } from './records';
 import type {
   CreateRouteRequest,
+  DomainRoutesRequest,
   ListRoutesRequest,
   MatchRecipientRequest,
   RouteRef,
@@ -30,6 +33,15 @@ export const RoutesSubjects = {
   matchRecipient: requestSubject<MatchRecipientRequest, RecipientMatch>(
     'routes.route.match-recipient.v1',
   ),
+  /** The MX at RCPT time: a domain's route set, which it keeps until `matchChanged` says. */
+  domainRoutes: requestSubject<DomainRoutesRequest, DomainRouteSet>(
+    'routes.route.domain-routes.v1',
+  ),
+  /**
+   * Broadcast to every smtp replica (no queue group), after the change committed: drop the cached
+   * route sets of a domain (at most once; the caches also expire).
+   */
+  matchChanged: eventSubject<RouteMatchChangedEvent>('routes.route.match-changed.v1'),
 } as const;
 
 /** Durable events of the MX (published by the smtp app once the message is spooled). */

@@ -99,6 +99,34 @@ describe('TtlCache', () => {
     ).resolves.toBe('fresh');
   });
 
+  it('clear drops every entry and never stores an answer that was in flight', async () => {
+    const cache = new TtlCache<string>(10, clock);
+    const late = deferred<string>();
+    await cache.get(
+      'a',
+      () => Promise.resolve('a1'),
+      () => 100,
+    );
+    const pending = cache.get(
+      'b',
+      () => late.promise,
+      () => 100,
+    );
+
+    cache.clear();
+    late.resolve('b1');
+    await expect(pending).resolves.toBe('b1');
+
+    expect(cache.size).toBe(0);
+    await expect(
+      cache.get(
+        'a',
+        () => Promise.resolve('a2'),
+        () => 100,
+      ),
+    ).resolves.toBe('a2');
+  });
+
   it('does not keep failures or answers with no TTL', async () => {
     const cache = new TtlCache<string>(10, clock);
 

@@ -41,6 +41,12 @@ export class TtlCache<V> {
     this.inflight.delete(key);
   }
 
+  /** Drops every entry and discards the answers of the lookups in flight. */
+  clear(): void {
+    this.entries.clear();
+    this.inflight.clear();
+  }
+
   /**
    * Discards the answers of every lookup in flight (they are still returned to their callers,
    * never stored): for a change whose key is not known until an answer names it, such as a

@@ -1,6 +1,15 @@
 import { createHash } from 'node:crypto';
 
-import { nanos, type NatsConnection, NatsError, type ObjectStore, StorageType } from 'nats';
+import {
+  headers,
+  JsHeaders,
+  nanos,
+  type NatsConnection,
+  NatsError,
+  nuid,
+  type ObjectStore,
+  StorageType,
+} from 'nats';
 
 /**
  * Where an uploaded payload lives and what it must be: a body too large for a NATS message
@@ -82,6 +91,63 @@ export async function putUpload(
   const store = await ensureUploadBucket(connection, bucket, ttlMs);
   await store.putBlob({ name }, bytes);
   return { bucket, name, size: bytes.length, sha256: sha256Hex(bytes) };
+}
+
+/** The object store's encoding of names in subjects and of digests: base64url, padded. */
+function base64UrlPadded(bytes: Buffer): string {
+  return bytes.toString('base64').replace(/\+/g, '-').replace(/\//g, '_');
+}
+
+/** The object store's largest chunk (its default), at most the server's largest message. */
+const MAX_CHUNK_BYTES = 128 * 1024;
+const encoder = new TextEncoder();
+
+/**
+ * Stores `bytes` as a new object `name` of `bucket` (created with `ttlMs` if missing), for a name
+ * that was never used (a fresh uuid): unlike putUpload, no lookup of an earlier version to
+ * replace, and the chunks and the metadata are published together, one round trip in all. The
+ * layout is the object store's own (`$O.<bucket>.C.<nuid>` chunks, then the `$O.<bucket>.M.<name>`
+ * metadata that makes the object visible), so that readUpload and the object store read it.
+ * Resolves once JetStream acknowledged every message; when any failed, the reference was never
+ * handed out and the bucket's TTL removes what was stored.
+ */
+export async function putNewUpload(
+  connection: NatsConnection,
+  bucket: string,
+  name: string,
+  bytes: Uint8Array,
+  ttlMs: number,
+): Promise<UploadObjectRef> {
+  await ensureUploadBucket(connection, bucket, ttlMs);
+  const js = connection.jetstream();
+  const chunkBytes = Math.min(MAX_CHUNK_BYTES, connection.info?.max_payload ?? MAX_CHUNK_BYTES);
+  const objectId = nuid.next();
+  const publications: Array<Promise<unknown>> = [];
+  for (let offset = 0; offset < bytes.length; offset += chunkBytes) {
+    const chunk = bytes.subarray(offset, offset + chunkBytes);
+    publications.push(js.publish(`$O.${bucket}.C.${objectId}`, chunk));
+  }
+  const digest = createHash('sha256').update(bytes).digest();
+  const metadata = {
+    name,
+    description: '',
+    options: { max_chunk_size: chunkBytes },
+    bucket,
+    nuid: objectId,
+    size: bytes.length,
+    chunks: publications.length,
+    mtime: new Date().toISOString(),
+    digest: `SHA-256=${base64UrlPadded(digest)}`,
+    deleted: false,
+  };
+  const rollup = headers();
+  rollup.set(JsHeaders.RollupHdr, JsHeaders.RollupValueSubject);
+  const metaSubject = `$O.${bucket}.M.${base64UrlPadded(Buffer.from(name))}`;
+  publications.push(
+    js.publish(metaSubject, encoder.encode(JSON.stringify(metadata)), { headers: rollup }),
+  );
+  await Promise.all(publications);
+  return { bucket, name, size: bytes.length, sha256: digest.toString('hex') };
 }
 
 /** The bucket when it exists; never creates one (a reader has no TTL to give it). */

@@ -1,5 +1,7 @@
 import { isHostname, normalizeDomainName } from '@envoi/contracts-core';
 
+import type { RecipientMatch } from './inbound';
+
 /** A route's recipient pattern, parsed (platform notes 2.8). */
 export interface RecipientPattern {
   /** The local-part pattern, lowercase: `""` or `*` for any, at most one `*` wildcard. */
@@ -84,4 +86,31 @@ function localPartMatches(pattern: string, local: string): boolean {
     local.startsWith(prefix) &&
     local.endsWith(suffix)
   );
+}
+
+/**
+ * The enabled routes that take mail for a domain: those of the first owning account (DNS-valid
+ * first, then the oldest) that has any; `not_routed` when no owner has one. The MX keeps it per
+ * domain and matches each RCPT address against it (matchRouteSet).
+ */
+export type DomainRouteSet =
+  | {
+      outcome: 'routed';
+      account_id: string;
+      domain: string;
+      routes: Array<{ id: string; recipient: string }>;
+    }
+  | { outcome: 'not_routed' };
+
+/** The RCPT answer for `address` from its domain's route set. */
+export function matchRouteSet(set: DomainRouteSet, address: RecipientAddress): RecipientMatch {
+  if (set.outcome === 'not_routed') return { outcome: 'not_routed' };
+  const routeIds = set.routes
+    .filter((route) => {
+      const pattern = parseRecipientPattern(route.recipient);
+      return pattern !== null && patternMatches(pattern, address);
+    })
+    .map((route) => route.id);
+  if (routeIds.length === 0) return { outcome: 'unknown_recipient' };
+  return { outcome: 'route', account_id: set.account_id, domain: set.domain, route_ids: routeIds };
 }
