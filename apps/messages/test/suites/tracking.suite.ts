@@ -151,13 +151,20 @@ export function trackingSuite(getApp: () => MessagesTestApp): void {
           return value.type === 'message.opened' && value.data.id === id;
         });
       await pollUntil(opened, (found) => found.length >= cap, { what: 'the capped open events' });
-      const [{ pending } = { pending: '0' }] = await app.dataSource.query<
-        Array<{ pending: string }>
-      >(
-        `SELECT count(*) AS pending FROM messages.outbox WHERE subject = $1 AND published_at IS NULL`,
-        [MessagesStreamSubjects.opened.name],
-      );
-      expect(Number(pending)).toBe(0);
+      // The relay marks rows published once the stream acknowledged them, after they arrived.
+      const unpublished = async () => {
+        const [{ pending } = { pending: '0' }] = await app.dataSource.query<
+          Array<{ pending: string }>
+        >(
+          `SELECT count(*) AS pending FROM messages.outbox
+           WHERE subject = $1 AND published_at IS NULL`,
+          [MessagesStreamSubjects.opened.name],
+        );
+        return Number(pending);
+      };
+      await pollUntil(unpublished, (pending) => pending === 0, {
+        what: 'no open event left to publish',
+      });
       expect(opened()).toHaveLength(cap);
     });
 
