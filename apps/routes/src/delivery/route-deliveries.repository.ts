@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
 import { RoutesStreamSubjects } from '@envoi/contracts-routes';
+import { preparedQuery } from '@envoi/shared-database';
 import { countersAddedTo } from '@envoi/shared-outbound';
 import { enqueueEvent } from '@envoi/shared-outbox';
 import { Injectable } from '@nestjs/common';
@@ -226,7 +227,8 @@ export class RouteDeliveriesRepository {
     disabledDomains: Array<string | null>;
   }> {
     return this.dataSource.transaction(async (manager) => {
-      const settled = await manager.query<Array<CountersRow & { delivery_id: string }>>(
+      const settled = await preparedQuery<CountersRow & { delivery_id: string }>(
+        manager,
         SETTLE_SQL,
         [
           records.map((record) => record.deliveryId),
@@ -254,8 +256,8 @@ async function claimIn(
   manager: EntityManager,
   { limit, leaseMs, perRoute }: ClaimLimits,
 ): Promise<ClaimedRouteDelivery[]> {
-  await manager.query(CLAIM_LOCK_SQL);
-  const rows = await manager.query<ClaimRow[]>(CLAIM_SQL, [limit, leaseMs, perRoute]);
+  await preparedQuery(manager, CLAIM_LOCK_SQL, []);
+  const rows = await preparedQuery<ClaimRow>(manager, CLAIM_SQL, [limit, leaseMs, perRoute]);
   return rows.map((row) => ({
     id: row.id,
     routeId: row.route_id,
@@ -309,7 +311,7 @@ async function countCalls(
     );
     return { row, after };
   });
-  await manager.query(UPDATE_COUNTERS_SQL, [
+  await preparedQuery(manager, UPDATE_COUNTERS_SQL, [
     updated.map(({ row }) => row.id),
     updated.map(({ after }) => after.successCount),
     updated.map(({ after }) => after.errorCount),

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
 import type { RoutedMailData } from '@envoi/contracts-routes';
+import { preparedQuery } from '@envoi/shared-database';
 import {
   NATS_CONNECTION,
   readUpload,
@@ -10,29 +11,58 @@ import {
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { NatsConnection } from 'nats';
-import { DataSource, In } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 
-import { RouteEntity } from '../routes/route.entity';
-import { RouteStreamFeed } from '../stream/route-stream-feed';
-import { planDeliveries, type PlannedRoute } from './delivery-plan';
+import { RouteStreamFeed, type StreamableRoute } from '../stream/route-stream-feed';
+import { planDeliveries } from './delivery-plan';
 import { InboundMessageEntity } from './inbound-message.entity';
-import { RouteDeliveryEntity } from './route-delivery.entity';
+import type { RouteDeliveryState } from './route-delivery.entity';
 import { RouteDeliveryWorker } from './route-delivery-worker.service';
-import { type PayloadRoute, routingPayloadOf } from './routing-payload';
-import { type ParsedMail, parsedMail, type TakenMail } from './taken-mail';
+import { routingPayloadOf } from './routing-payload';
+import { parsedMail, type TakenMail } from './taken-mail';
 
-/** A planned call's columns: its body, or given up at once when its message is refused. */
-function callColumns(
-  mail: ParsedMail,
-  call: { inboundId: string; raw: Buffer; recipients: string[] },
-  route: PayloadRoute,
-  now: Date,
-): Pick<RouteDeliveryEntity, 'payload'> | Pick<RouteDeliveryEntity, 'state' | 'lastError'> {
-  if ('refused' in mail) {
-    const { reason, message } = mail.refused;
-    return { state: 'given_up', lastError: `message refused (${reason}): ${message}` };
-  }
-  return { payload: JSON.stringify(routingPayloadOf(mail.message, call, route, now)) };
+/** A planned call's row: its body, or given up at once when its message is refused. */
+interface PlannedCallRow {
+  id: string;
+  routeId: string;
+  inboundId: string;
+  recipients: string[];
+  nextAttemptAt: Date;
+  payload: string | null;
+  state: RouteDeliveryState;
+  lastError: string | null;
+}
+
+/** What the intake reads of a route. */
+type IntakeRoute = StreamableRoute & { temporary: boolean };
+
+const ENABLED_ROUTES_SQL = `
+  SELECT id, account_id, group_by_message_id, attachments, headers, strip_replies, streamed,
+    temporary
+  FROM routes.routes WHERE id = ANY($1::uuid[]) AND enabled`;
+
+interface IntakeRouteRow {
+  id: string;
+  account_id: string;
+  group_by_message_id: boolean;
+  attachments: boolean;
+  headers: boolean;
+  strip_replies: boolean;
+  streamed: boolean;
+  temporary: boolean;
+}
+
+function intakeRouteOf(row: IntakeRouteRow): IntakeRoute {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    groupByMessageId: row.group_by_message_id,
+    attachments: row.attachments,
+    headers: row.headers,
+    stripReplies: row.strip_replies,
+    streamed: row.streamed,
+    temporary: row.temporary,
+  };
 }
 
 const INSERT_MESSAGES_SQL = `
@@ -41,24 +71,57 @@ const INSERT_MESSAGES_SQL = `
   ON CONFLICT (id) DO NOTHING
   RETURNING id`;
 
-/** The calls of a message to the routes of its account (enabled ones), with their columns. */
+/** The calls planned, each call's recipients as a JSON array (unnest flattens a text[][]). */
+const INSERT_CALLS_SQL = `
+  INSERT INTO routes.route_deliveries
+    (id, route_id, inbound_id, recipients, next_attempt_at, payload, state, last_error)
+  SELECT u.id, u.route_id, u.inbound_id, ARRAY(SELECT jsonb_array_elements_text(u.recipients)),
+    u.next_attempt_at, u.payload, u.state, u.last_error
+  FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::jsonb[], $5::timestamptz[], $6::text[],
+    $7::varchar[], $8::text[])
+    AS u(id, route_id, inbound_id, recipients, next_attempt_at, payload, state, last_error)`;
+
+/** The calls of a message to the routes of its account (enabled ones), with their bodies. */
 function plannedCalls(
   { mail, raw, parsed }: TakenMail,
-  routes: ReadonlyArray<PayloadRoute & PlannedRoute & { accountId: string }>,
+  routes: readonly IntakeRoute[],
   now: Date,
-): Array<Partial<RouteDeliveryEntity>> {
+): PlannedCallRow[] {
   const own = routes.filter((route) => route.accountId === mail.account_id);
   return planDeliveries(mail.recipients, own).map((planned) => {
-    const call = { inboundId: mail.inbound_id, raw, recipients: planned.recipients };
-    return {
+    const row = {
       id: randomUUID(),
       routeId: planned.route.id,
       inboundId: mail.inbound_id,
       recipients: planned.recipients,
       nextAttemptAt: now,
-      ...callColumns(parsed, call, planned.route, now),
     };
+    if ('refused' in parsed) {
+      const { reason, message } = parsed.refused;
+      return {
+        ...row,
+        payload: null,
+        state: 'given_up',
+        lastError: `message refused (${reason}): ${message}`,
+      };
+    }
+    const call = { inboundId: mail.inbound_id, raw, recipients: planned.recipients };
+    const payload = JSON.stringify(routingPayloadOf(parsed.message, call, planned.route, now));
+    return { ...row, payload, state: 'pending', lastError: null };
   });
+}
+
+function insertCalls(manager: EntityManager, calls: readonly PlannedCallRow[]): Promise<unknown> {
+  return preparedQuery(manager, INSERT_CALLS_SQL, [
+    calls.map((call) => call.id),
+    calls.map((call) => call.routeId),
+    calls.map((call) => call.inboundId),
+    calls.map((call) => JSON.stringify(call.recipients)),
+    calls.map((call) => call.nextAttemptAt),
+    calls.map((call) => call.payload),
+    calls.map((call) => call.state),
+    calls.map((call) => call.lastError),
+  ]);
 }
 
 /**
@@ -105,25 +168,15 @@ export class RoutedMailIntake {
         taken.flatMap(({ mail }) => mail.recipients.flatMap((recipient) => recipient.route_ids)),
       ),
     ];
-    const routes = await this.dataSource.manager.find(RouteEntity, {
-      select: {
-        id: true,
-        accountId: true,
-        groupByMessageId: true,
-        attachments: true,
-        headers: true,
-        stripReplies: true,
-        streamed: true,
-        temporary: true,
-      },
-      where: { id: In(routeIds), enabled: true },
-    });
+    const routes = (
+      await preparedQuery<IntakeRouteRow>(this.dataSource.manager, ENABLED_ROUTES_SQL, [routeIds])
+    ).map(intakeRouteOf);
     const now = new Date();
     await this.streams.buffer(taken, routes, now);
     // A temporary stream route has no URL: its mail goes to its stream only.
     const posted = routes.filter((route) => !route.temporary);
     const planned = await this.dataSource.transaction(async (manager) => {
-      const inserted = await manager.query<Array<{ id: string }>>(INSERT_MESSAGES_SQL, [
+      const inserted = await preparedQuery<{ id: string }>(manager, INSERT_MESSAGES_SQL, [
         taken.map(({ mail }) => mail.inbound_id),
         taken.map(({ mail }) => mail.account_id),
         taken.map(({ mail }) => new Date(mail.received_at)),
@@ -133,7 +186,7 @@ export class RoutedMailIntake {
       const deliveries = taken
         .filter(({ mail }) => insertedIds.has(mail.inbound_id))
         .flatMap((message) => plannedCalls(message, posted, now));
-      if (deliveries.length > 0) await manager.insert(RouteDeliveryEntity, deliveries);
+      if (deliveries.length > 0) await insertCalls(manager, deliveries);
       return deliveries.length;
     });
     for (const { mail, parsed } of taken) {

@@ -8,7 +8,7 @@ import {
   InboundStreamSubjects,
   type RoutedMailEvent,
 } from '@envoi/contracts-routes';
-import { headerValue, type ParsedInboundMessage } from '@envoi/shared-inbound-mail';
+import type { InboundHeadline } from '@envoi/shared-inbound-mail';
 
 import { type InboundPublication, publicationOf } from './inbound-spool';
 
@@ -45,7 +45,7 @@ export function inboundIdsByAccount(
   );
 }
 
-/** What `message.reception` says of a received message, from its parse. */
+/** What `message.reception` says of a received message, from its header block. */
 export interface ReceptionHeadline {
   from: string;
   subject: string;
@@ -53,13 +53,13 @@ export interface ReceptionHeadline {
 }
 
 export function receptionHeadline(
-  parsed: ParsedInboundMessage,
+  headline: InboundHeadline,
   envelopeFrom: string,
 ): ReceptionHeadline {
   return {
-    from: parsed.from[0]?.address ?? envelopeFrom,
-    subject: parsed.subject,
-    messageIdHeader: headerValue(parsed, 'message-id'),
+    from: headline.from || envelopeFrom,
+    subject: headline.subject,
+    messageIdHeader: headline.messageId,
   };
 }
 

@@ -22,7 +22,7 @@ export interface MxLimits {
   maxLineOctets: number;
   /** Publications of one event before the client gets 451 (the same id each time). */
   publishAttempts: number;
-  /** Bounds of the parse every message passes before it is spooled (MIME bombs). */
+  /** Bounds of the content check every message passes before it is spooled (MIME bombs). */
   content: InboundLimits;
 }
 
@@ -42,7 +42,7 @@ const MAIL_PARAMETERS = new Set(['BODY', 'SIZE', 'SMTPUTF8']);
 /**
  * What the MX decides at MAIL FROM, RCPT TO and DATA. Any sender is welcome (bounces come from
  * `<>`); a recipient is accepted only when it is a platform mailbox (VERP bounce, feedback) or
- * an enabled route takes it; DATA is answered 250 only once the message parses within the content
+ * an enabled route takes it; DATA is answered 250 only once the message passes the content
  * bounds, the bytes are spooled and every event is acknowledged by JetStream.
  */
 export class MxSession {
@@ -98,7 +98,7 @@ export class MxSession {
       return accepted ? [accepted] : [];
     });
     if (!mailFrom || recipients.length === 0) return Replies.temporaryFailure();
-    // The bytes are spooled while they are parsed; the copy of a refused message is discarded.
+    // The bytes are spooled while they are checked; the copy of a refused message is discarded.
     const inboundId = this.newId();
     const spooling = this.deps.spool.store(inboundId, read.bytes);
     spooling.catch(() => undefined); // awaited below; not unhandled while the parse runs
@@ -118,7 +118,7 @@ export class MxSession {
       size: read.bytes.length,
       spool,
     };
-    const headline = receptionHeadline(content.parsed, mailFrom.address);
+    const headline = receptionHeadline(content.headline, mailFrom.address);
     const publications = inboundPublications(envelope, recipients, headline);
     await Promise.all(publications.map((publication) => this.publish(publication)));
     return acceptedAs(inboundId);

@@ -1,4 +1,6 @@
 export * from './bounce';
+export * from './header-block';
+export * from './inbound-headline';
 export * from './inbound-limits';
 export * from './mime-structure';
 export * from './parse-inbound-message';

@@ -5,3 +5,4 @@ export * from './outbox';
 export * from './outbox.module';
 export * from './outbox-message.entity';
 export * from './outbox-relay';
+export * from './stream-publisher';
