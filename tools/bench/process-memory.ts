@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 
 import type { ProcessCpu } from './process-cpu';
 
@@ -30,16 +31,28 @@ export interface StackMemoryReport {
 
 const SAMPLE_INTERVAL_MS = 500;
 
+/** The `Key:   1234 kB` line of a /proc file's text, in KiB (null: field missing). */
+function kibField(text: string, key: string): number | null {
+  const match = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text);
+  return match?.[1] === undefined ? null : Number(match[1]);
+}
+
 /** A `Key:   1234 kB` line of a /proc file, in KiB (null: file or field unreadable). */
 function procKiB(file: string, key: string): number | null {
-  let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    return kibField(readFileSync(file, 'utf8'), key);
   } catch {
     return null;
   }
-  const match = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text);
-  return match?.[1] === undefined ? null : Number(match[1]);
+}
+
+/** procKiB off the event loop (reading smaps_rollup walks the process's page tables). */
+async function procKiBAsync(file: string, key: string): Promise<number | null> {
+  try {
+    return kibField(await readFile(file, 'utf8'), key);
+  } catch {
+    return null;
+  }
 }
 
 const mib = (kib: number) => Number((kib / 1024).toFixed(1));
@@ -50,8 +63,58 @@ function sorted(entries: Map<string, number>): Record<string, number> {
   );
 }
 
+/** A process of the stack: its pid and label. */
+interface StackProcess {
+  pid: number;
+  label: string;
+}
+
+/**
+ * The figures of one reading: `rssKiB[i]` and `pssKiB[i]` belong to `stack[i]`; a process whose
+ * RSS is null exited meanwhile (or is a kernel thread) and is left out; `pssKiB` null: not read.
+ */
+function memoryFigures(
+  stack: readonly StackProcess[],
+  rssKiB: ReadonlyArray<number | null>,
+  pssKiB: ReadonlyArray<number | null> | null,
+): MemoryFigures {
+  const rss = new Map<string, number>();
+  const pss = new Map<string, number>();
+  let pssComplete = pssKiB !== null;
+  let processes = 0;
+  stack.forEach(({ label }, index) => {
+    const processRss = rssKiB[index] ?? null;
+    if (processRss === null) return;
+    processes++;
+    rss.set(label, (rss.get(label) ?? 0) + processRss);
+    const processPss = pssKiB?.[index] ?? null;
+    if (processPss === null) pssComplete = false;
+    else pss.set(label, (pss.get(label) ?? 0) + processPss);
+  });
+  const total = (entries: Map<string, number>) =>
+    mib([...entries.values()].reduce((sum, kib) => sum + kib, 0));
+  return {
+    rssMiB: sorted(rss),
+    pssMiB: pssComplete ? sorted(pss) : null,
+    totalRssMiB: total(rss),
+    totalPssMiB: pssComplete ? total(pss) : null,
+    processes,
+  };
+}
+
+const statusFile = ({ pid }: StackProcess) => `/proc/${pid}/status`;
+const smapsFile = ({ pid }: StackProcess) => `/proc/${pid}/smaps_rollup`;
+
+/**
+ * The stack's memory: an idle reading, then a reading every SAMPLE_INTERVAL_MS during the load,
+ * keeping the peaks. The periodic readings run off the event loop (the benchmark's load and its
+ * latency clocks share it: synchronous reads of every process's smaps_rollup stalled it for
+ * 50–150 ms every sample), and read PSS only for a reading that is a new RSS peak, the only one
+ * whose PSS is reported.
+ */
 export class StackMemory {
   private timer: NodeJS.Timeout | undefined;
+  private sampling = false;
   private idle: MemoryFigures | null = null;
   private peak: MemoryFigures | null = null;
   private readonly peakByLabel = new Map<string, number>();
@@ -65,31 +128,18 @@ export class StackMemory {
 
   /** One reading of every stack process now (null without /proc). */
   sample(): MemoryFigures | null {
-    const found = this.cpu.processes();
-    if (!found) return null;
-    const rss = new Map<string, number>();
-    const pss = new Map<string, number>();
-    let pssComplete = true;
-    let processes = 0;
-    for (const { stat, label } of found) {
-      if (this.outside.has(label)) continue;
-      const rssKiB = procKiB(`/proc/${stat.pid}/status`, 'VmRSS');
-      if (rssKiB === null) continue; // exited meanwhile, or a kernel thread
-      processes++;
-      rss.set(label, (rss.get(label) ?? 0) + rssKiB);
-      const pssKiB = procKiB(`/proc/${stat.pid}/smaps_rollup`, 'Pss');
-      if (pssKiB === null) pssComplete = false;
-      else pss.set(label, (pss.get(label) ?? 0) + pssKiB);
-    }
-    const total = (entries: Map<string, number>) =>
-      mib([...entries.values()].reduce((sum, kib) => sum + kib, 0));
-    return {
-      rssMiB: sorted(rss),
-      pssMiB: pssComplete ? sorted(pss) : null,
-      totalRssMiB: total(rss),
-      totalPssMiB: pssComplete ? total(pss) : null,
-      processes,
-    };
+    const stack = this.stackProcesses();
+    if (!stack) return null;
+    const rss = stack.map((found) => procKiB(statusFile(found), 'VmRSS'));
+    const pss = stack.map((found, index) =>
+      rss[index] === null ? null : procKiB(smapsFile(found), 'Pss'),
+    );
+    return memoryFigures(stack, rss, pss);
+  }
+
+  /** Readings recorded so far (the idle one aside). */
+  get sampleCount(): number {
+    return this.samples;
   }
 
   /** Takes the idle reading. */
@@ -101,14 +151,21 @@ export class StackMemory {
   /** Samples every SAMPLE_INTERVAL_MS until stop(), keeping the peaks. */
   start(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => this.recordPeak(), SAMPLE_INTERVAL_MS);
+    this.timer = setInterval(() => {
+      if (this.sampling) return;
+      this.sampling = true;
+      void this.sampleInBackground().finally(() => {
+        this.sampling = false;
+      });
+    }, SAMPLE_INTERVAL_MS);
     this.timer.unref();
   }
 
   stop(): StackMemoryReport {
     clearInterval(this.timer);
     this.timer = undefined;
-    this.recordPeak();
+    const now = this.sample();
+    if (now) this.record(now);
     return {
       idle: this.idle,
       peak: this.peak,
@@ -121,9 +178,33 @@ export class StackMemory {
     };
   }
 
-  private recordPeak(): void {
-    const now = this.sample();
-    if (!now) return;
+  private stackProcesses(): StackProcess[] | null {
+    const found = this.cpu.processes();
+    if (!found) return null;
+    return found
+      .filter(({ label }) => !this.outside.has(label))
+      .map(({ stat, label }) => ({ pid: stat.pid, label }));
+  }
+
+  private async sampleInBackground(): Promise<void> {
+    const stack = this.stackProcesses();
+    if (!stack) return;
+    const rss = await Promise.all(stack.map((found) => procKiBAsync(statusFile(found), 'VmRSS')));
+    const withoutPss = memoryFigures(stack, rss, null);
+    const pss =
+      this.peak && withoutPss.totalRssMiB <= this.peak.totalRssMiB
+        ? null
+        : await Promise.all(
+            stack.map((found, index) =>
+              rss[index] === null ? Promise.resolve(null) : procKiBAsync(smapsFile(found), 'Pss'),
+            ),
+          );
+    // A reading finishing after stop() is not counted: the report is out.
+    if (this.timer === undefined) return;
+    this.record(pss === null ? withoutPss : memoryFigures(stack, rss, pss));
+  }
+
+  private record(now: MemoryFigures): void {
     this.samples++;
     if (!this.peak || now.totalRssMiB > this.peak.totalRssMiB) this.peak = now;
     for (const [label, value] of Object.entries(now.rssMiB)) {

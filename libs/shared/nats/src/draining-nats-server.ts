@@ -1,5 +1,6 @@
 import { runInTraceContext, traceContextFrom } from '@envoi/shared-observability';
 import {
+  type MessageHandler,
   type NatsContext,
   type NatsOptions,
   type ReadPacket,
@@ -67,6 +68,15 @@ export class DrainingNatsServer extends ServerNats {
       });
       this.queueSubscriptions.push(subscription);
     }
+  }
+
+  /**
+   * A subscribed channel is its handler's own key: found directly, where Nest first tries
+   * `JSON.parse` on it (a SyntaxError thrown and caught for every message). Anything else is
+   * looked up as Nest does.
+   */
+  override getHandlerByPattern(pattern: string): MessageHandler | null {
+    return this.getHandlers().get(pattern) ?? super.getHandlerByPattern(pattern);
   }
 
   override getPublisher(message: Msg, id: string, context: NatsContext): Publish {

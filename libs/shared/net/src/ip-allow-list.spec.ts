@@ -1,4 +1,7 @@
+import ipaddr from 'ipaddr.js';
+
 import {
+  CANONICAL_IP_CACHE_SIZE,
   canonicalIp,
   canonicalizeAllowList,
   IP_ALLOW_LIST_MAX,
@@ -243,6 +246,29 @@ describe('canonicalIp', () => {
       expect(canonicalIp(raw)).toBeNull();
     },
   );
+
+  it('parses an address once, then answers from memory', () => {
+    const parse = jest.spyOn(ipaddr, 'parse');
+    try {
+      expect(canonicalIp('198.51.100.7')).toBe('198.51.100.7');
+      expect(canonicalIp('198.51.100.7')).toBe('198.51.100.7');
+      expect(canonicalIp('not an address')).toBeNull();
+      expect(canonicalIp('not an address')).toBeNull();
+      expect(parse).toHaveBeenCalledTimes(1);
+    } finally {
+      parse.mockRestore();
+    }
+  });
+
+  it('still answers right once it has seen more addresses than it remembers', () => {
+    for (let index = 0; index <= CANONICAL_IP_CACHE_SIZE; index++) {
+      const raw = `::ffff:10.${(index >> 16) & 255}.${(index >> 8) & 255}.${index & 255}`;
+      expect(canonicalIp(raw)).toBe(
+        `10.${(index >> 16) & 255}.${(index >> 8) & 255}.${index & 255}`,
+      );
+    }
+    expect(canonicalIp('2001:0db8::0001')).toBe('2001:db8::1');
+  });
 
   it('parseClientIp answers the address kind after unmapping', () => {
     expect(parseClientIp('::ffff:1.2.3.4')?.kind()).toBe('ipv4');

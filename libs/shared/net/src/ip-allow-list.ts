@@ -24,9 +24,21 @@ export function parseClientIp(raw: string): Address | null {
   return unmap(ipaddr.parse(withoutZone));
 }
 
-/** Canonical textual form of an IP address (IPv4 dotted, IPv6 RFC 5952). */
+/** How many raw addresses canonicalIp remembers; it forgets them all when full. */
+export const CANONICAL_IP_CACHE_SIZE = 4_096;
+const canonicalIps = new Map<string, string | null>();
+
+/**
+ * Canonical textual form of an IP address (IPv4 dotted, IPv6 RFC 5952). Remembered per raw form:
+ * every request asks it of its client's address, and ipaddr.js's parsing is not cheap.
+ */
 export function canonicalIp(raw: string): string | null {
-  return parseClientIp(raw)?.toString() ?? null;
+  const known = canonicalIps.get(raw);
+  if (known !== undefined) return known;
+  const canonical = parseClientIp(raw)?.toString() ?? null;
+  if (canonicalIps.size >= CANONICAL_IP_CACHE_SIZE) canonicalIps.clear();
+  canonicalIps.set(raw, canonical);
+  return canonical;
 }
 
 /**
