@@ -10,6 +10,7 @@ import { connectNats } from '@envoi/shared-nats';
 import { createVerifiedDomain, startPlatformWithDns } from './bench-domain';
 import { createBenchAccount, platformGateway, startBareAccept } from './bench-platform';
 import { runBenchmark } from './bench-run';
+import { waitForEventConsumers } from './consumer-backlog';
 import {
   type LoadSample,
   median,
@@ -70,6 +71,8 @@ const SETTINGS = {
    */
   halfLoadSeconds: 8,
   halfLoadMaxInFlight: 200,
+  /** How long the half-load run waits at most for the event consumers to catch up first. */
+  consumersCatchUpMs: 30_000,
 } as const;
 
 /** Issue 13's targets for accepting. */
@@ -753,6 +756,15 @@ runBenchmark('send-throughput', async (run) => {
   );
   let halfLoad: HalfLoadFigures | null = null;
   if (oneRecipient && Number.isFinite(peak) && peak > 0) {
+    // Steady state at half load: not the tail of the full-speed runs' events still being consumed.
+    const backlog = await waitForEventConsumers(
+      platform.natsUrl,
+      SETTINGS.consumersCatchUpMs,
+      signal,
+    );
+    log(
+      `half load: EVENTS consumers had ${integer(backlog.pendingAtStart)} events to work off after the full-speed runs; ${backlog.pendingAtEnd === 0 ? `caught up in ${integer(backlog.waitedMs)} ms` : `${integer(backlog.pendingAtEnd)} still pending after ${integer(backlog.waitedMs)} ms`}`,
+    );
     log(
       `half load: 1-recipient sends at ${integer(peak / 2)} req/s (half of ${integer(peak)}) for ~${SETTINGS.halfLoadSeconds} s, open loop`,
     );
