@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-import { AesGcmCipher } from '@envoi/shared-secrets';
+import { AesGcmCipher, OpenedSecrets } from '@envoi/shared-secrets';
 
 import type { RouteEntity } from './route.entity';
 
@@ -13,19 +13,17 @@ export function generateRouteSecret(): string {
   return ROUTE_SECRET_PREFIX + randomBytes(ROUTE_SECRET_RANDOM_BYTES).toString('base64url');
 }
 
-/** Opened secrets kept at most (all dropped when full): the routes called lately. */
-const OPENED_SECRETS_MAX = 1000;
-
 /**
  * Seals route signing secrets at rest, each bound to its own route's row. A secret opened is kept
- * by its sealed text (which a new secret replaces), so that each call does not decrypt it again.
+ * (OpenedSecrets), so that each call does not decrypt it again.
  */
 export class RouteSecretCipher {
   private readonly cipher: AesGcmCipher;
-  private readonly opened = new Map<string, string>();
+  private readonly opened: OpenedSecrets;
 
   constructor(hexKey: string) {
     this.cipher = new AesGcmCipher(hexKey);
+    this.opened = new OpenedSecrets((id, sealed) => this.cipher.openText(sealed, context(id)));
   }
 
   seal(secret: string, routeId: string): string {
@@ -33,13 +31,7 @@ export class RouteSecretCipher {
   }
 
   open(route: Pick<RouteEntity, 'id' | 'secretCiphertext'>): string {
-    const key = `${route.id}/${route.secretCiphertext}`;
-    const known = this.opened.get(key);
-    if (known !== undefined) return known;
-    const secret = this.cipher.openText(route.secretCiphertext, context(route.id));
-    if (this.opened.size >= OPENED_SECRETS_MAX) this.opened.clear();
-    this.opened.set(key, secret);
-    return secret;
+    return this.opened.open(route.id, route.secretCiphertext);
   }
 }
 

@@ -1,5 +1,6 @@
 import { type JobRun, PeriodicJob } from '@envoi/shared-jobs';
 import { signedHeaders } from '@envoi/shared-outbound';
+import { OpenedSecrets } from '@envoi/shared-secrets';
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 
 import { WebhooksConfig } from '../webhooks.config';
@@ -12,7 +13,6 @@ import {
   DeliveriesRepository,
 } from './deliveries.repository';
 import { EndpointQueues } from './endpoint-queues';
-import { OpenedSecrets } from './opened-secrets';
 import { type TransportResult, WebhookTransport } from './webhook-transport';
 
 /** What a lease has beyond the call's timeout, to record its result. */
@@ -66,7 +66,9 @@ export class DeliveryWorker implements OnModuleDestroy {
     cipher: WebhookSecretCipher,
     private readonly transport: WebhookTransport,
   ) {
-    this.secrets = new OpenedSecrets(cipher);
+    this.secrets = new OpenedSecrets((id, secretCiphertext) =>
+      cipher.open({ id, secretCiphertext }),
+    );
     this.queues = new EndpointQueues({
       perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY,
       calls: config.WEBHOOK_CONCURRENCY,

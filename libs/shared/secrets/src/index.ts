@@ -1,1 +1,2 @@
 export * from './aes-gcm-cipher';
+export * from './opened-secrets';

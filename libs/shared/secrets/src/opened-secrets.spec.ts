@@ -1,17 +1,20 @@
 import { randomBytes } from 'node:crypto';
 
-import { WebhookSecretCipher } from '../webhooks/webhook-secret-cipher';
-import { OpenedSecrets } from './opened-secrets';
+import { AesGcmCipher } from './aes-gcm-cipher';
+import { OpenedSecrets, type OpenSecret } from './opened-secrets';
 
 describe('OpenedSecrets', () => {
-  const cipher = new WebhookSecretCipher(randomBytes(32).toString('hex'));
+  const aes = new AesGcmCipher(randomBytes(32).toString('hex'));
+  /** Sealed for one row, as the services seal their secrets: opens for that row only. */
+  const cipher = {
+    seal: (secret: string, id: string) => aes.sealText(secret, `test:${id}`),
+    open: (id: string, sealed: string) => aes.openText(sealed, `test:${id}`),
+  };
   const counting = () => {
     let opens = 0;
-    const counted: Pick<WebhookSecretCipher, 'open'> = {
-      open: (webhook) => {
-        opens += 1;
-        return cipher.open(webhook);
-      },
+    const counted: OpenSecret = (id, sealed) => {
+      opens += 1;
+      return cipher.open(id, sealed);
     };
     return { counted, opens: () => opens };
   };
