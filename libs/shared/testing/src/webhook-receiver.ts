@@ -8,6 +8,8 @@ export interface ReceivedCall {
   headers: Record<string, string>;
   body: string;
   receivedAt: number;
+  /** When the call's connection closed: answered, or given up by the caller. */
+  closedAt?: number;
 }
 
 /** An answer given after a pause. */
@@ -68,7 +70,7 @@ export class WebhookReceiver {
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const index = this.callsTo(endpoint).length;
-      this.calls.push({
+      const call: ReceivedCall = {
         endpoint,
         method: request.method ?? '',
         headers: Object.fromEntries(
@@ -76,11 +78,15 @@ export class WebhookReceiver {
         ),
         body: Buffer.concat(chunks).toString('utf8'),
         receivedAt: Date.now(),
-      });
+      };
+      this.calls.push(call);
       const open = (this.open.get(endpoint) ?? 0) + 1;
       this.open.set(endpoint, open);
       this.peaks.set(endpoint, Math.max(open, this.peakOpen(endpoint)));
-      response.on('close', () => this.open.set(endpoint, (this.open.get(endpoint) ?? 1) - 1));
+      response.on('close', () => {
+        call.closedAt = Date.now();
+        this.open.set(endpoint, (this.open.get(endpoint) ?? 1) - 1);
+      });
       const answer = (this.behaviours.get(endpoint) ?? (() => 200))(index);
       if (answer === 'hang') return;
       const { status, afterMs } =
