@@ -1,10 +1,10 @@
-import { normalizeDomainName, validatePayload } from '@envoi/contracts-core';
+import { normalizeDomainName } from '@envoi/contracts-core';
 import {
   type DomainDeletedData,
   DomainDeletedEvent,
   DomainsStreamSubjects,
 } from '@envoi/contracts-domains';
-import { StreamConsumer, UnprocessableMessageError } from '@envoi/shared-nats';
+import { eventDataDecoder, StreamConsumer, UnprocessableMessageError } from '@envoi/shared-nats';
 import { Injectable } from '@nestjs/common';
 
 import { SmtpCredentialDomains } from '../smtp-credentials/smtp-credential-domains.service';
@@ -13,31 +13,18 @@ import { DomainScopesService } from './domain-scopes.service';
 /** The durable consumer every replica of this service shares. */
 export const DOMAIN_DELETED_DURABLE = 'accounts-domain-deleted';
 
+const decodeDomainDeleted = eventDataDecoder('domain.deleted', DomainDeletedEvent);
+
 /**
  * The data of a `domain.deleted` stream event, validated against its contract; an event that can
  * never be handled (wrong type, bad fields) is unprocessable, not retried.
  */
 export function toDomainDeletion(event: unknown): DomainDeletedData {
-  const envelope = (typeof event === 'object' && event !== null ? event : {}) as {
-    id?: unknown;
-    type?: unknown;
-    data?: unknown;
-  };
-  const what = `event ${String(envelope.id)}`;
-  if (envelope.type !== 'domain.deleted') {
-    throw new UnprocessableMessageError(`${what} is not domain.deleted: ${String(envelope.type)}`);
+  const { domain_id, account_id, domain, deleted_at } = decodeDomainDeleted(event);
+  if (Number.isNaN(Date.parse(deleted_at))) {
+    throw new UnprocessableMessageError(`domain.deleted of ${domain_id}: deleted_at is not a time`);
   }
-  const data = validatePayload(DomainDeletedEvent, envelope.data);
-  if (!data.ok) throw new UnprocessableMessageError(`${what}: ${data.message}`);
-  if (Number.isNaN(Date.parse(data.value.deleted_at))) {
-    throw new UnprocessableMessageError(`${what}: deleted_at is not a time`);
-  }
-  return {
-    domain_id: data.value.domain_id,
-    account_id: data.value.account_id,
-    domain: normalizeDomainName(data.value.domain),
-    deleted_at: data.value.deleted_at,
-  };
+  return { domain_id, account_id, domain: normalizeDomainName(domain), deleted_at };
 }
 
 /**
