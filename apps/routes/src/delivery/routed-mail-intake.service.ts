@@ -126,9 +126,9 @@ function insertCalls(manager: EntityManager, calls: readonly PlannedCallRow[]): 
 }
 
 /**
- * Takes a routed message from the MX: copies it from its spool (which expires), parses it once
- * and plans its calls with their bodies, in one transaction, once per inbound id (a redelivered
- * event changes nothing). The stream event is acknowledged only after this commits: accepted
+ * Takes a routed message from the MX: copies its bytes (carried by its event, or from its spool,
+ * which expires), parses it once and plans its calls with their bodies, in one transaction, once
+ * per inbound id (a redelivered event changes nothing). The stream event is acknowledged only after this commits: accepted
  * mail is never lost. A message the inbound-mail library refuses (a MIME bomb) has its calls
  * given up with the reason; its bytes stay for inspection until the retention purge.
  */

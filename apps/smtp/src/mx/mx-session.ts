@@ -48,7 +48,8 @@ const MAIL_PARAMETERS = new Set(['BODY', 'SIZE', 'SMTPUTF8']);
  * What the MX decides at MAIL FROM, RCPT TO and DATA. Any sender is welcome (bounces come from
  * `<>`); a recipient is accepted only when it is a platform mailbox (VERP bounce, feedback) or
  * an enabled route takes it; DATA is answered 250 only once the message passes the content
- * bounds, the bytes are spooled and every event is acknowledged by JetStream.
+ * bounds and its events (carrying its bytes, or naming its spool, then stored) are acknowledged
+ * by JetStream.
  */
 export class MxSession {
   /** Per session: the accepted recipients of the transaction, by the address smtp-server keeps. */
