@@ -54,6 +54,13 @@ export class RoutesConfig extends OutboxEventConsumerServiceEnv {
   /** How long a claimed delivery stays with its replica; must exceed ROUTE_TIMEOUT_MS. */
   @IntSetting(1_000, 600_000) ROUTE_LEASE_MS: number = 30_000;
 
+  /**
+   * How long after its receipt a routed message's spool is waited for: the MX stores the event
+   * and the bytes at the same time, so the event may come first. Past this, a spool still missing
+   * makes the event a dead letter.
+   */
+  @IntSetting(0, DAY_MS) ROUTE_SPOOL_WAIT_MS: number = 60_000;
+
   /** How often a replica deletes old routed messages, and how many per statement. */
   @IntSetting(50, DAY_MS) ROUTE_PURGE_INTERVAL_MS: number = 600_000;
   @IntSetting(1, 10_000) ROUTE_PURGE_BATCH: number = 100;

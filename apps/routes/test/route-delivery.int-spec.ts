@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 
 import { EVENTS_STREAM } from '@envoi/contracts-core';
 import { DomainsSubjects } from '@envoi/contracts-domains';
@@ -124,6 +124,23 @@ describe('route delivery', () => {
     });
   }
 
+  /** A route of a new account taking `<local>@<its domain>`, and a message to that address. */
+  async function oneRecipient(local: string) {
+    const { accountId, domain } = await accountWithDomain();
+    const endpoint = `${local}-${randomUUID()}`;
+    const route = await createRoute(accountId, endpoint);
+    const address = `${local}@${domain}`;
+    const recipients = [{ address, route_ids: [route.id] }];
+    return {
+      accountId,
+      endpoint,
+      route,
+      raw: rawMessage(address),
+      inboundId: randomUUID(),
+      recipients,
+    };
+  }
+
   /** What the MX does once it has the message: spool it, then publish the event. */
   async function receive(
     accountId: string,
@@ -132,13 +149,27 @@ describe('route delivery', () => {
   ): Promise<RoutedMailEvent> {
     const inboundId = randomUUID();
     const spool = await putUpload(nats(), INBOUND_SPOOL_BUCKET, inboundId, raw, SPOOL_TTL_MS);
-    const event: RoutedMailEvent = {
+    const event = routedEvent(accountId, inboundId, raw, recipients, spool);
+    await publish(event);
+    return event;
+  }
+
+  /** The MX's event of a message spooled (or to be spooled) as `spool`. */
+  function routedEvent(
+    accountId: string,
+    inboundId: string,
+    raw: Buffer,
+    recipients: Array<{ address: string; route_ids: string[] }>,
+    spool: RoutedMailEvent['data']['spool'],
+    receivedAt = new Date(),
+  ): RoutedMailEvent {
+    return {
       id: randomUUID(),
       type: 'inbound.routed',
-      timestamp: new Date().toISOString(),
+      timestamp: receivedAt.toISOString(),
       data: {
         inbound_id: inboundId,
-        received_at: new Date().toISOString(),
+        received_at: receivedAt.toISOString(),
         remote_address: '127.0.0.1',
         helo: 'client.example.net',
         tls: false,
@@ -149,14 +180,14 @@ describe('route delivery', () => {
         recipients,
       },
     };
-    await publish(event);
-    return event;
   }
 
-  async function publish(event: RoutedMailEvent): Promise<void> {
-    await nats()
+  /** Publishes the event; answers its sequence in the stream. */
+  async function publish(event: RoutedMailEvent): Promise<number> {
+    const ack = await nats()
       .jetstream()
       .publish(InboundStreamSubjects.routed.name, JSON.stringify(event), { msgID: event.id });
+    return ack.seq;
   }
 
   function verified(endpoint: string, secret: string): MessageRoutingPayload[] {
@@ -254,6 +285,53 @@ describe('route delivery', () => {
     });
     expect(loopback().callsTo(perRecipient)).toHaveLength(2);
     expect(loopback().callsTo(grouped)).toHaveLength(1);
+  });
+
+  it('waits for the spool of a routed event stored before it, and keeps an old one whose spool is missing as a dead letter', async () => {
+    const { accountId, endpoint, route, raw, inboundId, recipients } = await oneRecipient('early');
+    const spool = {
+      bucket: INBOUND_SPOOL_BUCKET,
+      name: inboundId,
+      size: raw.length,
+      sha256: createHash('sha256').update(raw).digest('hex'),
+    };
+    await publish(routedEvent(accountId, inboundId, raw, recipients, spool));
+    // Delivered again: the first take found no spool and handed the event back.
+    const jsm = await nats().jetstreamManager();
+    await pollUntil(
+      () => jsm.consumers.info(EVENTS_STREAM, ROUTED_MAIL_DURABLE),
+      (info) => info.num_redelivered > 0,
+      { what: 'the event handed back', timeoutMs: 15_000 },
+    );
+    expect(loopback().callsTo(endpoint)).toHaveLength(0);
+    await putUpload(nats(), INBOUND_SPOOL_BUCKET, inboundId, raw, SPOOL_TTL_MS);
+    await pollUntil(
+      () => Promise.resolve(loopback().callsTo(endpoint).length),
+      (calls) => calls === 1,
+      { what: 'the call once the spool is stored', timeoutMs: 20_000 },
+    );
+    expect(verified(endpoint, route.secret)[0]?.data.id).toBe(inboundId);
+
+    const lateId = randomUUID();
+    const receivedLongAgo = new Date(Date.now() - 2 * 60_000);
+    await publish(
+      routedEvent(accountId, lateId, raw, recipients, { ...spool, name: lateId }, receivedLongAgo),
+    );
+    await eventsHandled();
+    expect(await deliveriesOf(lateId)).toHaveLength(0);
+  });
+
+  it('POSTs a routed message carried in its event (no spool)', async () => {
+    const { accountId, endpoint, route, raw, inboundId, recipients } = await oneRecipient('inline');
+    const event = routedEvent(accountId, inboundId, raw, recipients, undefined);
+    await publish({ ...event, data: { ...event.data, raw: raw.toString('base64') } });
+    await pollUntil(
+      () => Promise.resolve(loopback().callsTo(endpoint).length),
+      (calls) => calls === 1,
+      { what: 'the call', timeoutMs: 15_000 },
+    );
+    const [payload] = verified(endpoint, route.secret);
+    expect(payload?.data).toMatchObject({ id: inboundId, to: recipients[0]?.address });
   });
 
   it('retries a failing URL with the same webhook-id until it answers 2xx', async () => {

@@ -13,6 +13,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { NatsConnection } from 'nats';
 import { DataSource, type EntityManager } from 'typeorm';
 
+import { RoutesConfig } from '../routes.config';
 import { RouteStreamFeed, type StreamableRoute } from '../stream/route-stream-feed';
 import { planDeliveries } from './delivery-plan';
 import { InboundMessageEntity } from './inbound-message.entity';
@@ -125,9 +126,9 @@ function insertCalls(manager: EntityManager, calls: readonly PlannedCallRow[]): 
 }
 
 /**
- * Takes a routed message from the MX: copies it from its spool (which expires), parses it once
- * and plans its calls with their bodies, in one transaction, once per inbound id (a redelivered
- * event changes nothing). The stream event is acknowledged only after this commits: accepted
+ * Takes a routed message from the MX: copies its bytes (carried by its event, or from its spool,
+ * which expires), parses it once and plans its calls with their bodies, in one transaction, once
+ * per inbound id (a redelivered event changes nothing). The stream event is acknowledged only after this commits: accepted
  * mail is never lost. A message the inbound-mail library refuses (a MIME bomb) has its calls
  * given up with the reason; its bytes stay for inspection until the retention purge.
  */
@@ -140,6 +141,7 @@ export class RoutedMailIntake {
     @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
     private readonly worker: RouteDeliveryWorker,
     private readonly streams: RouteStreamFeed,
+    private readonly config: RoutesConfig,
   ) {}
 
   async accept(mail: RoutedMailData): Promise<void> {
@@ -153,10 +155,10 @@ export class RoutedMailIntake {
    */
   async acceptAll(mails: readonly RoutedMailData[]): Promise<void> {
     const unique = [...new Map(mails.map((mail) => [mail.inbound_id, mail])).values()];
-    const spooled = await Promise.all(unique.map((mail) => this.spooled(mail)));
+    const bytes = await Promise.all(unique.map((mail) => this.bytesOf(mail)));
     const taken: TakenMail[] = [];
     for (const [index, mail] of unique.entries()) {
-      const raw = spooled[index];
+      const raw = bytes[index];
       if (!raw) continue;
       taken.push({ mail, raw, parsed: await parsedMail(raw) });
       // Calls in flight get their responses handled between two parses of a large batch.
@@ -198,10 +200,15 @@ export class RoutedMailIntake {
   }
 
   /**
-   * The spooled bytes; null for a message already taken whose spool has gone since. Gone or
-   * altered bytes of a message not taken can never be handled (a dead letter, kept).
+   * The message's bytes, carried by its event or spooled; null for a message already taken whose
+   * spool has gone since. The MX stores a message's event and its spool at the same time: missing
+   * bytes of a message received within ROUTE_SPOOL_WAIT_MS are waited for (the event is retried);
+   * after that, gone or altered bytes of a message not taken can never be handled (a dead letter,
+   * kept).
    */
-  private async spooled(mail: RoutedMailData): Promise<Buffer | null> {
+  private async bytesOf(mail: RoutedMailData): Promise<Buffer | null> {
+    if (mail.raw !== undefined) return Buffer.from(mail.raw, 'base64');
+    if (!mail.spool) throw new UnprocessableMessageError(`inbound ${mail.inbound_id}: no bytes`);
     try {
       return await readUpload(this.connection, mail.spool);
     } catch (error) {
@@ -210,6 +217,10 @@ export class RoutedMailIntake {
         id: mail.inbound_id,
       });
       if (known) return null;
+      const waitedMs = Date.now() - Date.parse(mail.received_at);
+      if (waitedMs < this.config.ROUTE_SPOOL_WAIT_MS) {
+        throw new Error(`inbound ${mail.inbound_id}: spool not readable yet: ${error.message}`);
+      }
       throw new UnprocessableMessageError(`inbound ${mail.inbound_id}: ${error.message}`);
     }
   }

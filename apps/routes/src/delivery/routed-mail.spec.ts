@@ -22,10 +22,21 @@ describe('toRoutedMail', () => {
     expect(toRoutedMail({ id: 'e1', type: 'inbound.routed', data: DATA })).toEqual(DATA);
   });
 
+  it('reads an inbound.routed event carrying its bytes', () => {
+    const inline = { ...DATA, spool: undefined, raw: Buffer.from('0123456789').toString('base64') };
+    expect(toRoutedMail({ id: 'e1', type: 'inbound.routed', data: inline })).toEqual(inline);
+  });
+
+  const raw = Buffer.from('0123456789').toString('base64');
   it.each([
     [{ id: 'e1', type: 'inbound.bounce', data: DATA }, 'is not inbound.routed'],
     [{ id: 'e1', type: 'inbound.routed' }, 'no data'],
-    [{ id: 'e1', type: 'inbound.routed', data: { ...DATA, spool: null } }, 'bad spool'],
+    [{ id: 'e1', type: 'inbound.routed', data: { ...DATA, spool: null } }, 'bad spool or raw'],
+    [{ id: 'e1', type: 'inbound.routed', data: { ...DATA, raw } }, 'bad spool or raw'],
+    [
+      { id: 'e1', type: 'inbound.routed', data: { ...DATA, spool: undefined, raw: 'AAAA' } },
+      'bad spool or raw',
+    ],
     [
       { id: 'e1', type: 'inbound.routed', data: { ...DATA, recipients: [{ address: 'x' }] } },
       'bad recipients',

@@ -20,13 +20,25 @@ function isRecipient(value: unknown): value is RoutedMailData['recipients'][numb
   );
 }
 
-function isSpool(value: unknown): value is RoutedMailData['spool'] {
+function isSpool(value: unknown): value is NonNullable<RoutedMailData['spool']> {
   return (
     isObject(value) &&
     typeof value['bucket'] === 'string' &&
     typeof value['name'] === 'string' &&
     typeof value['size'] === 'number' &&
     typeof value['sha256'] === 'string'
+  );
+}
+
+/** Exactly one of the spool or the inline bytes (base64, of the message's size). */
+function hasTheBytes(data: Record<string, unknown>): boolean {
+  const { spool, raw, size } = data;
+  if (raw === undefined) return isSpool(spool);
+  return (
+    spool === undefined &&
+    typeof raw === 'string' &&
+    typeof size === 'number' &&
+    Buffer.byteLength(raw, 'base64') === size
   );
 }
 
@@ -50,7 +62,7 @@ export function toRoutedMail(event: unknown): RoutedMailData {
     typeof data['received_at'] === 'string' && !Number.isNaN(Date.parse(data['received_at']))
       ? null
       : 'received_at',
-    isSpool(data['spool']) ? null : 'spool',
+    hasTheBytes(data) ? null : 'spool or raw',
     Array.isArray(data['recipients']) && data['recipients'].every(isRecipient)
       ? null
       : 'recipients',

@@ -17,7 +17,7 @@ export async function parsedMail(raw: Buffer): Promise<ParsedMail> {
   }
 }
 
-/** A routed message whose bytes were read from its spool, and its parse. */
+/** A routed message, its bytes (from its event or its spool) and its parse. */
 export interface TakenMail {
   mail: RoutedMailData;
   raw: Buffer;

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 
-import type { InboundEnvelope } from '@envoi/contracts-routes';
+import { INBOUND_INLINE_MAX_BYTES, type InboundEnvelope } from '@envoi/contracts-routes';
 
-import { type AcceptedRecipient, inboundPublications } from './inbound-events';
+import { type AcceptedRecipient, inboundPublications, inlineBytes } from './inbound-events';
 
 const envelope: InboundEnvelope = {
   inbound_id: randomUUID(),
@@ -71,5 +71,31 @@ describe('inboundPublications', () => {
     expect(decoded(recipients).map(({ event }) => event.id)).toEqual(
       events.map(({ event }) => event.id),
     );
+  });
+
+  it('carries the bytes of a small routed message in its event, and names the spool of a larger one', () => {
+    const recipients: AcceptedRecipient[] = [
+      { kind: 'routed', address: 'a@one.test', accountId: randomUUID(), routeIds: [randomUUID()] },
+      { kind: 'feedback', address: 'fbl@bounces.test' },
+    ];
+    const small = Buffer.alloc(INBOUND_INLINE_MAX_BYTES, 'a');
+    const inline = inlineBytes(small);
+    expect(inline).toBe(small.toString('base64'));
+    expect(inlineBytes(Buffer.alloc(INBOUND_INLINE_MAX_BYTES + 1, 'a'))).toBeUndefined();
+
+    const carried = inboundPublications(envelope, recipients, headline, inline);
+    expect(carried.map(({ subject, spool }) => [subject, spool])).toEqual([
+      ['events.inbound.feedback.v1', 'read_at_once'],
+      ['events.inbound.routed.v1', 'none'],
+      ['events.inbound.reception.v1', 'none'],
+    ]);
+    const routed = carried[1].event.data as Record<string, unknown>;
+    expect(routed['raw']).toBe(inline);
+    expect(routed).not.toHaveProperty('spool');
+
+    const named = inboundPublications(envelope, recipients, headline);
+    expect(named[1].spool).toBe('awaited');
+    expect(named[1].event.data).toMatchObject({ spool: envelope.spool });
+    expect(named[1].event.data).not.toHaveProperty('raw');
   });
 });

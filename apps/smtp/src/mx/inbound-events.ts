@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import {
   type BounceMailEvent,
   type FeedbackMailEvent,
+  INBOUND_INLINE_MAX_BYTES,
   type InboundEnvelope,
   type InboundReceptionEvent,
   InboundStreamSubjects,
@@ -63,15 +64,22 @@ export function receptionHeadline(
   };
 }
 
+/** The bytes a routed event carries (base64), or undefined when they are too many. */
+export function inlineBytes(bytes: Buffer): string | undefined {
+  return bytes.length <= INBOUND_INLINE_MAX_BYTES ? bytes.toString('base64') : undefined;
+}
+
 /**
  * The events of one received message: one for its bounce addresses, one per feedback address,
- * one per account whose routes take some of its recipients, and `message.reception` for each
- * routed recipient (inbound mail fires it too, issue 17).
+ * one per account whose routes take some of its recipients (carrying the bytes when `inline`
+ * has them, otherwise naming the spool), and `message.reception` for each routed recipient
+ * (inbound mail fires it too, issue 17).
  */
 export function inboundPublications(
   envelope: InboundEnvelope,
   recipients: readonly AcceptedRecipient[],
   headline: ReceptionHeadline,
+  inline?: string,
 ): InboundPublication[] {
   const timestamp = envelope.received_at;
   const id = envelope.inbound_id;
@@ -88,7 +96,7 @@ export function inboundPublications(
       timestamp,
       data: { ...envelope, recipients: bounces },
     };
-    publications.push(publicationOf(InboundStreamSubjects.bounce, event));
+    publications.push(publicationOf(InboundStreamSubjects.bounce, event, 'read_at_once'));
   }
   for (const recipient of recipients) {
     if (recipient.kind !== 'feedback') continue;
@@ -98,7 +106,7 @@ export function inboundPublications(
       timestamp,
       data: { ...envelope, recipient: recipient.address },
     };
-    publications.push(publicationOf(InboundStreamSubjects.feedback, event));
+    publications.push(publicationOf(InboundStreamSubjects.feedback, event, 'read_at_once'));
   }
   const routedByAccount = new Map<string, Array<{ address: string; route_ids: string[] }>>();
   for (const recipient of recipients) {
@@ -108,19 +116,23 @@ export function inboundPublications(
     routedByAccount.set(recipient.accountId, list);
   }
   const accountInboundIds = inboundIdsByAccount(id, [...routedByAccount.keys()]);
+  const { spool, ...withoutSpool } = envelope;
+  const bytes = inline === undefined ? { spool } : { raw: inline };
   for (const [accountId, routed] of routedByAccount) {
     const event: RoutedMailEvent = {
       id: inboundEventId(id, `routed/${accountId}`),
       type: 'inbound.routed',
       timestamp,
       data: {
-        ...envelope,
+        ...withoutSpool,
+        ...bytes,
         inbound_id: accountInboundIds.get(accountId) ?? id,
         account_id: accountId,
         recipients: routed,
       },
     };
-    publications.push(publicationOf(InboundStreamSubjects.routed, event));
+    const spoolUse = inline === undefined ? 'awaited' : 'none';
+    publications.push(publicationOf(InboundStreamSubjects.routed, event, spoolUse));
   }
   for (const recipient of recipients) {
     if (recipient.kind !== 'routed') continue;
@@ -140,7 +152,7 @@ export function inboundPublications(
         direction: 'inbound',
       },
     };
-    publications.push(publicationOf(InboundStreamSubjects.reception, event));
+    publications.push(publicationOf(InboundStreamSubjects.reception, event, 'none'));
   }
   return publications;
 }

@@ -24,4 +24,15 @@ describe('readMessage', () => {
       outcome: 'line_too_long',
     });
   });
+
+  it('finds a long line among short ones of one chunk, and takes short lines after a long open one', async () => {
+    const long = `ok\r\n${'x'.repeat(11)}\r\nok\r\n`;
+    await expect(readMessage(chunks(long), 100, 10)).resolves.toEqual({
+      outcome: 'line_too_long',
+    });
+    const lines = `${'x'.repeat(10)}\r\nshort\r\n${'y'.repeat(10)}`;
+    await expect(readMessage(chunks(lines, '\r\nend\r\n'), 100, 10)).resolves.toMatchObject({
+      outcome: 'read',
+    });
+  });
 });

@@ -6,6 +6,22 @@ export type ReadMessage =
 const LF = 0x0a;
 
 /**
+ * The length of the line still open after `bytes`, given `open` octets of it before them, or
+ * null when a line they end or leave open is longer than `maxLength` octets (its CR counted).
+ */
+function openLineAfter(bytes: Buffer, open: number, maxLength: number): number | null {
+  let length = open;
+  let lineStart = 0;
+  for (let lf = bytes.indexOf(LF); lf !== -1; lf = bytes.indexOf(LF, lineStart)) {
+    if (length + lf - lineStart > maxLength) return null;
+    length = 0;
+    lineStart = lf + 1;
+  }
+  length += bytes.length - lineStart;
+  return length > maxLength ? null : length;
+}
+
+/**
  * The DATA bytes when they stay within `maxBytes` and no line (without its CRLF) is longer than
  * `maxLineOctets`; otherwise the rest is read and dropped, and the reason is returned.
  */
@@ -16,19 +32,18 @@ export async function readMessage(
 ): Promise<ReadMessage> {
   const chunks: Buffer[] = [];
   let size = 0;
-  let lineLength = 0;
-  let lineTooLong = false;
+  /** The length of the line still open; null once a line was too long. */
+  let lineLength: number | null = 0;
   for await (const chunk of stream) {
     const bytes = chunk as Buffer;
     size += bytes.length;
     if (size <= maxBytes) chunks.push(bytes);
-    for (let index = 0; index < bytes.length && !lineTooLong; index += 1) {
-      lineLength = bytes[index] === LF ? 0 : lineLength + 1;
+    if (lineLength !== null) {
       // The CR of the CRLF is counted with the line: one octet of slack.
-      if (lineLength > maxLineOctets + 1) lineTooLong = true;
+      lineLength = openLineAfter(bytes, lineLength, maxLineOctets + 1);
     }
   }
   if (size > maxBytes) return { outcome: 'too_big' };
-  if (lineTooLong) return { outcome: 'line_too_long' };
+  if (lineLength === null) return { outcome: 'line_too_long' };
   return { outcome: 'read', bytes: Buffer.concat(chunks, size) };
 }

@@ -25,18 +25,26 @@ const ROUTE = '9a8b7c6d-5e4f-4321-8fed-cba987654321';
 class FakeSpool {
   readonly stored = new Map<string, Buffer>();
   readonly published: InboundPublication[] = [];
+  /** The subjects published while a store was still in flight. */
+  readonly publishedBeforeStored: string[] = [];
   failuresBeforePublish = 0;
   storeFails = false;
+  private storing = false;
 
-  store = (name: string, bytes: Uint8Array): Promise<InboundSpoolRef> => {
-    if (this.storeFails) return Promise.reject(new Error('spool unavailable'));
-    this.stored.set(name, Buffer.from(bytes));
-    return Promise.resolve({ bucket: 'inbound-spool', name, size: bytes.length, sha256: 'x' });
-  };
+  refOf = (name: string, bytes: Uint8Array): InboundSpoolRef => ({
+    bucket: 'inbound-spool',
+    name,
+    size: bytes.length,
+    sha256: 'x',
+  });
 
-  discard = (ref: InboundSpoolRef): Promise<void> => {
-    this.stored.delete(ref.name);
-    return Promise.resolve();
+  store = async (ref: InboundSpoolRef, bytes: Uint8Array): Promise<void> => {
+    this.storing = true;
+    // Acknowledged a few turns later, as JetStream's acknowledgement comes back later.
+    for (let turn = 0; turn < 5; turn += 1) await Promise.resolve();
+    this.storing = false;
+    if (this.storeFails) throw new Error('spool unavailable');
+    this.stored.set(ref.name, Buffer.from(bytes));
   };
 
   publish = (publication: InboundPublication): Promise<void> => {
@@ -45,8 +53,13 @@ class FakeSpool {
       return Promise.reject(new Error('no ack'));
     }
     this.published.push(publication);
+    if (this.storing) this.publishedBeforeStored.push(publication.subject);
     return Promise.resolve();
   };
+
+  publishedOn(subject: string): InboundPublication['event'] | undefined {
+    return this.published.find((publication) => publication.subject === subject)?.event;
+  }
 }
 
 function routesAnswering(answer: (recipient: string) => RecipientMatch | Error) {
@@ -110,6 +123,14 @@ async function rcpt(mx: MxSession, smtp: SMTPServerSession, value: string) {
   const refusal = await mx.rcptTo(address(value), smtp);
   if (!refusal) smtp.envelope.rcptTo.push(address(value));
   return refusal;
+}
+
+/** A session past MAIL FROM `<>` and RCPT TO each of `recipients`. */
+async function transaction(mx: MxSession, recipients: readonly string[]) {
+  const smtp = session();
+  mx.mailFrom(address(''), smtp);
+  for (const recipient of recipients) await rcpt(mx, smtp, recipient);
+  return smtp;
 }
 
 describe('MxSession', () => {
@@ -185,13 +206,13 @@ describe('MxSession', () => {
     const reply = await mx.data(dataStream(raw), smtp);
     expect(reply).toBe(`2.0.0 Ok: queued as ${INBOUND_ID}`);
     expect(spool.stored.get(INBOUND_ID)?.toString()).toBe(raw);
-    expect(spool.published.map((publication) => publication.subject)).toEqual([
+    expect(spool.published.map((publication) => publication.subject).sort()).toEqual([
       'events.inbound.bounce.v1',
       'events.inbound.feedback.v1',
-      'events.inbound.routed.v1',
       'events.inbound.reception.v1',
+      'events.inbound.routed.v1',
     ]);
-    const bounce = spool.published[0].event as BounceMailEvent;
+    const bounce = spool.publishedOn('events.inbound.bounce.v1') as BounceMailEvent;
     expect(bounce.id).toBe(inboundEventId(INBOUND_ID, 'bounce'));
     expect(bounce.data).toMatchObject({
       inbound_id: INBOUND_ID,
@@ -202,12 +223,13 @@ describe('MxSession', () => {
         { address: `bounce+${MESSAGE_UUID}@bounces.envoi.test`, message_uuid: MESSAGE_UUID },
       ],
     });
-    const routed = spool.published[2].event as RoutedMailEvent;
+    const routed = spool.publishedOn('events.inbound.routed.v1') as RoutedMailEvent;
     expect(routed.data).toMatchObject({
       account_id: ACCOUNT,
       recipients: [{ address: 'support@routed.example', route_ids: [ROUTE] }],
+      raw: Buffer.from(raw).toString('base64'),
     });
-    const reception = spool.published[3].event as InboundReceptionEvent;
+    const reception = spool.publishedOn('events.inbound.reception.v1') as InboundReceptionEvent;
     expect(reception).toEqual({
       id: inboundEventId(INBOUND_ID, 'reception/support@routed.example'),
       type: 'message.reception',
@@ -226,6 +248,34 @@ describe('MxSession', () => {
     });
     const ids = new Set(spool.published.map((publication) => publication.event.id));
     expect(ids.size).toBe(4);
+  });
+
+  it('publishes routed and reception events while the spool is stored, bounce and feedback events once it is', async () => {
+    const { mx, spool } = build();
+    const smtp = await transaction(mx, [
+      `bounce+${MESSAGE_UUID}@bounces.envoi.test`,
+      'fbl@bounces.envoi.test',
+      'support@routed.example',
+    ]);
+    const reply = await mx.data(dataStream('Subject: hi\r\n\r\nbody\r\n'), smtp);
+    expect(reply).toBe(`2.0.0 Ok: queued as ${INBOUND_ID}`);
+    expect(spool.publishedBeforeStored).toEqual([
+      'events.inbound.routed.v1',
+      'events.inbound.reception.v1',
+    ]);
+    expect(spool.published).toHaveLength(4);
+  });
+
+  it('stores no spool for a small message only routes take: its routed event carries the bytes', async () => {
+    const { mx, spool } = build();
+    spool.storeFails = true;
+    const smtp = await transaction(mx, ['support@routed.example']);
+    const raw = 'Subject: hi\r\n\r\nhello\r\n';
+    expect(await mx.data(dataStream(raw), smtp)).toBe(`2.0.0 Ok: queued as ${INBOUND_ID}`);
+    expect(spool.stored.size).toBe(0);
+    const routed = spool.publishedOn('events.inbound.routed.v1') as RoutedMailEvent;
+    expect(Buffer.from(routed.data.raw ?? '', 'base64').toString()).toBe(raw);
+    expect(routed.data.spool).toBeUndefined();
   });
 
   it('publishes again with the same id after a failed acknowledgement', async () => {
@@ -284,9 +334,7 @@ describe('MxSession', () => {
   it('fails the DATA of an acceptable message when the spool is unavailable, publishing nothing', async () => {
     const { mx, spool } = build();
     spool.storeFails = true;
-    const smtp = session();
-    mx.mailFrom(address(''), smtp);
-    await rcpt(mx, smtp, 'fbl@bounces.envoi.test');
+    const smtp = await transaction(mx, ['fbl@bounces.envoi.test']);
     await expect(mx.data(dataStream('Subject: hi\r\n\r\nhello\r\n'), smtp)).rejects.toThrow(
       'spool unavailable',
     );

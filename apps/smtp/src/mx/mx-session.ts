@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
-import type { InboundEnvelope } from '@envoi/contracts-routes';
+import type { InboundEnvelope, InboundSpoolRef } from '@envoi/contracts-routes';
 import type { InboundLimits } from '@envoi/shared-inbound-mail';
 import { RpcError } from '@envoi/shared-nats';
 import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
@@ -8,8 +8,13 @@ import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 
 import { Replies, type SmtpReply } from '../submission/replies';
 import { unknownParameter } from '../submission/submission-session';
 import { checkContent } from './content-check';
-import { type AcceptedRecipient, inboundPublications, receptionHeadline } from './inbound-events';
-import type { InboundSpool } from './inbound-spool';
+import {
+  type AcceptedRecipient,
+  inboundPublications,
+  inlineBytes,
+  receptionHeadline,
+} from './inbound-events';
+import type { InboundPublication, InboundSpool } from './inbound-spool';
 import { readMessage } from './message-reader';
 import { classifyRecipient, type PlatformMailboxes } from './mx-recipients';
 import { acceptedAs, MxReplies } from './mx-replies';
@@ -29,7 +34,7 @@ export interface MxLimits {
 export interface MxDependencies {
   routes: Pick<RouteSets, 'match'>;
   returnPathHosts: Pick<ReturnPathHosts, 'isVerified'>;
-  spool: Pick<InboundSpool, 'store' | 'discard' | 'publish'>;
+  spool: Pick<InboundSpool, 'refOf' | 'store' | 'publish'>;
   mailboxes: PlatformMailboxes;
   limits: MxLimits;
   newId?: () => string;
@@ -43,7 +48,8 @@ const MAIL_PARAMETERS = new Set(['BODY', 'SIZE', 'SMTPUTF8']);
  * What the MX decides at MAIL FROM, RCPT TO and DATA. Any sender is welcome (bounces come from
  * `<>`); a recipient is accepted only when it is a platform mailbox (VERP bounce, feedback) or
  * an enabled route takes it; DATA is answered 250 only once the message passes the content
- * bounds, the bytes are spooled and every event is acknowledged by JetStream.
+ * bounds and its events (carrying its bytes, or naming its spool, then stored) are acknowledged
+ * by JetStream.
  */
 export class MxSession {
   /** Per session: the accepted recipients of the transaction, by the address smtp-server keeps. */
@@ -98,16 +104,10 @@ export class MxSession {
       return accepted ? [accepted] : [];
     });
     if (!mailFrom || recipients.length === 0) return Replies.temporaryFailure();
-    // The bytes are spooled while they are checked; the copy of a refused message is discarded.
-    const inboundId = this.newId();
-    const spooling = this.deps.spool.store(inboundId, read.bytes);
-    spooling.catch(() => undefined); // awaited below; not unhandled while the parse runs
     const content = await checkContent(read.bytes, this.deps.limits.content);
-    if ('refusal' in content) {
-      await spooling.then((ref) => this.deps.spool.discard(ref)).catch(() => undefined);
-      return content.refusal;
-    }
-    const spool = await spooling;
+    if ('refusal' in content) return content.refusal;
+    const inboundId = this.newId();
+    const spool = this.deps.spool.refOf(inboundId, read.bytes);
     const envelope: InboundEnvelope = {
       inbound_id: inboundId,
       received_at: this.now().toISOString(),
@@ -119,9 +119,39 @@ export class MxSession {
       spool,
     };
     const headline = receptionHeadline(content.headline, mailFrom.address);
-    const publications = inboundPublications(envelope, recipients, headline);
-    await Promise.all(publications.map((publication) => this.publish(publication)));
+    const inline = inlineBytes(read.bytes);
+    const publications = inboundPublications(envelope, recipients, headline, inline);
+    await this.storeDurably(spool, read.bytes, publications);
     return acceptedAs(inboundId);
+  }
+
+  /**
+   * Resolves once the spool (when an event names it) and every event are acknowledged. The
+   * events whose consumers do not read the spool at once go out with it (one round trip to
+   * JetStream); the others once it is stored. Rejects with the first failure, once nothing is in
+   * flight any more.
+   */
+  private async storeDurably(
+    spool: InboundSpoolRef,
+    bytes: Buffer,
+    publications: readonly InboundPublication[],
+  ): Promise<void> {
+    const spooled = publications.some((publication) => publication.spool !== 'none');
+    const afterTheSpool = publications.filter(
+      (publication) => publication.spool === 'read_at_once',
+    );
+    const withTheSpool = publications.filter((publication) => publication.spool !== 'read_at_once');
+    const storing = spooled ? this.deps.spool.store(spool, bytes) : Promise.resolve();
+    const outcomes = await Promise.allSettled([
+      storing.then(() => this.publishAll(afterTheSpool)),
+      this.publishAll(withTheSpool),
+    ]);
+    const failure = outcomes.find((outcome) => outcome.status === 'rejected');
+    if (failure) throw failure.reason;
+  }
+
+  private async publishAll(publications: readonly InboundPublication[]): Promise<void> {
+    await Promise.all(publications.map((publication) => this.publish(publication)));
   }
 
   /** The recipient as accepted, or the refusal. */
@@ -179,7 +209,7 @@ export class MxSession {
     }
   }
 
-  private async publish(publication: Parameters<InboundSpool['publish']>[0]): Promise<void> {
+  private async publish(publication: InboundPublication): Promise<void> {
     for (let attempt = 1; ; attempt += 1) {
       try {
         await this.deps.spool.publish(publication);

@@ -8,6 +8,12 @@ import type { MessageReceptionData } from '@envoi/contracts-messages';
  */
 export const INBOUND_SPOOL_BUCKET = 'inbound-spool';
 
+/**
+ * A routed message of at most this many bytes travels in its event (`raw`) rather than in the
+ * spool: one JetStream message to store and read instead of three.
+ */
+export const INBOUND_INLINE_MAX_BYTES = 64 * 1024;
+
 export interface InboundSpoolRef {
   bucket: string;
   name: string;
@@ -39,7 +45,13 @@ export type RecipientMatch =
   /** No account routes this domain: `550 5.7.1` relaying denied. */
   | { outcome: 'not_routed' };
 
-export interface RoutedMailData extends InboundEnvelope {
+/**
+ * Mail for an account's routes: its bytes in its spool (`spool`), or, for a message of at most
+ * INBOUND_INLINE_MAX_BYTES, in the event itself (`raw`, base64; no spool is stored for it).
+ */
+export interface RoutedMailData extends Omit<InboundEnvelope, 'spool'> {
+  spool?: InboundSpoolRef;
+  raw?: string;
   account_id: string;
   recipients: Array<{ address: string; route_ids: string[] }>;
 }
