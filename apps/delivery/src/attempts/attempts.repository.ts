@@ -66,17 +66,19 @@ export interface AttemptClaim {
 }
 
 /**
- * The attempts table's statements, in plain SQL (each runs once or twice per message: no query
- * builder in the hot path). Each claim and outcome is one compare-and-set, so two workers
- * holding the same job never both record (or both send, once a claim is held). The outcome's
- * writes run in the caller's transaction, with its outbox rows.
+ * The attempts table's statements, in plain SQL and prepared (each runs for every message or
+ * batch of messages: no query builder, and PostgreSQL plans each once per connection). Each claim
+ * and outcome is one compare-and-set, so two workers holding the same job never both record (or
+ * both send, once a claim is held). An outcome's writes run in the caller's transaction, or in
+ * one statement with its outbox rows.
  */
 @Injectable()
 export class AttemptsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   async find(messageId: string, attempt: number): Promise<AttemptRow | null> {
-    const rows = await this.dataSource.query<AttemptRow[]>(
+    const rows = await preparedQuery<AttemptRow>(
+      this.dataSource.manager,
       `SELECT ${ATTEMPT_ROW_COLUMNS}
          FROM delivery.attempts WHERE message_id = $1 AND attempt = $2`,
       [messageId, attempt],
@@ -88,7 +90,8 @@ export class AttemptsRepository {
   async findPairs(
     keys: ReadonlyArray<{ messageId: string; attempt: number }>,
   ): Promise<Array<AttemptRow | null>> {
-    const rows = await this.dataSource.query<AttemptRow[]>(
+    const rows = await preparedQuery<AttemptRow>(
+      this.dataSource.manager,
       `SELECT ${ATTEMPT_ROW_COLUMNS}
          FROM delivery.attempts
         WHERE (message_id, attempt) IN (SELECT * FROM unnest($1::uuid[], $2::int[]))`,
@@ -100,7 +103,8 @@ export class AttemptsRepository {
 
   /** The given attempt of each message that has one, by message id, in one query. */
   async findEach(messageIds: readonly string[], attempt: number): Promise<Map<string, AttemptRow>> {
-    const rows = await this.dataSource.query<AttemptRow[]>(
+    const rows = await preparedQuery<AttemptRow>(
+      this.dataSource.manager,
       `SELECT ${ATTEMPT_ROW_COLUMNS}
          FROM delivery.attempts WHERE message_id = ANY($1::uuid[]) AND attempt = $2`,
       [messageIds, attempt],
@@ -110,9 +114,8 @@ export class AttemptsRepository {
 
   /** Recipients that accepted the message, or refused it for good, in earlier attempts. */
   async settledBefore(messageId: string, attempt: number): Promise<SettledRecipients> {
-    const rows = await this.dataSource.query<
-      Array<{ delivered: string[] | null; bounced: string[] | null }>
-    >(
+    const rows = await preparedQuery<{ delivered: string[] | null; bounced: string[] | null }>(
+      this.dataSource.manager,
       `SELECT ARRAY(SELECT unnest(delivered_to) FROM delivery.attempts
                      WHERE message_id = $1 AND attempt < $2) AS delivered,
               ARRAY(SELECT unnest(bounced_to) FROM delivery.attempts
@@ -127,7 +130,8 @@ export class AttemptsRepository {
 
   /** When the message's first attempt started (null when none was recorded). */
   async firstAttemptStart(messageId: string): Promise<Date | null> {
-    const rows = await this.dataSource.query<Array<{ started_at: Date | null }>>(
+    const rows = await preparedQuery<{ started_at: Date | null }>(
+      this.dataSource.manager,
       'SELECT min(started_at) AS started_at FROM delivery.attempts WHERE message_id = $1',
       [messageId],
     );
@@ -159,7 +163,8 @@ export class AttemptsRepository {
   ): Promise<Array<AttemptClaim | null>> {
     if (keys.length === 0) return [];
     const claims = keys.map(() => ({ id: randomUUID(), token: randomUUID() }));
-    const rows = await this.dataSource.query<Array<{ id: string }>>(
+    const rows = await preparedQuery<{ id: string }>(
+      this.dataSource.manager,
       `INSERT INTO delivery.attempts
          (id, message_id, account_id, attempt, state, claim_token, lease_until, started_at)
        SELECT id, message_id, account_id, attempt, 'in_progress', token, $1, started_at
@@ -187,7 +192,8 @@ export class AttemptsRepository {
    */
   async renew(claims: readonly AttemptClaim[], leaseUntil: Date): Promise<Set<string>> {
     if (claims.length === 0) return new Set();
-    const rows = await this.dataSource.query<Array<{ id: string }>>(
+    const rows = await preparedQuery<{ id: string }>(
+      this.dataSource.manager,
       `WITH renewed AS (
          UPDATE delivery.attempts AS attempt SET lease_until = $1
            FROM unnest($2::uuid[], $3::uuid[]) AS held(id, token)
@@ -202,7 +208,8 @@ export class AttemptsRepository {
 
   /** Gives a claim up before anything was sent, so that the job can run again at once. */
   async release(claim: AttemptClaim): Promise<void> {
-    await this.dataSource.query(
+    await preparedQuery(
+      this.dataSource.manager,
       `DELETE FROM delivery.attempts WHERE id = $1 AND claim_token = $2 AND state = 'in_progress'`,
       [claim.id, claim.token],
     );
