@@ -11,6 +11,13 @@ import { InboundReportsModule } from './inbound-bounces/inbound-reports.module';
 import { DeliveryModule } from './worker/delivery.module';
 
 /**
+ * Outcome events (and retry jobs) are published at most this long after they are recorded: under
+ * load one relay run publishes the outcomes of this long, not of a few messages each (every run
+ * costs a claim, its transaction and a mark of what it published).
+ */
+const OUTBOX_WAKE_DELAY_MS = 100;
+
+/**
  * The delivery service: workers that take due jobs from the DELIVERY work queue and deliver over
  * SMTP; PostgreSQL schema "delivery" (the attempts log); outcome events and retry jobs leave
  * through its outbox.
@@ -26,7 +33,11 @@ export class AppModule {
           config,
           dataSource: deliveryDataSourceOptions,
           rpcTimeoutMs: config.RPC_TIMEOUT_MS,
-          outbox: { settings: config, streams: [deliveryStreamDefinition()] },
+          outbox: {
+            settings: config,
+            streams: [deliveryStreamDefinition()],
+            wakeDelayMs: OUTBOX_WAKE_DELAY_MS,
+          },
           consumes: [
             MessagesStreamSubjects.deliveryJobs,
             InboundStreamSubjects.bounce,

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
+import { MessagesStreamSubjects } from '@envoi/contracts-messages';
+import { outboxEntry } from '@envoi/shared-outbox';
 import { DataSource } from 'typeorm';
 
 import {
@@ -57,6 +59,21 @@ describe('AttemptsRepository against PostgreSQL', () => {
     const claim = await attempts.claim(messageId, ACCOUNT_ID, attempt, leaseUntil, new Date());
     if (!claim) throw new Error('expected a claim');
     return claim;
+  }
+
+  /**
+   * Attempts of four new messages: one claimed, one claimed under a token about to be forged
+   * (lost), one not claimed, one claimed by another worker (existing).
+   */
+  async function fourAttempts() {
+    const leaseUntil = new Date(Date.now() + MINUTE_MS);
+    const [heldMessage, lostMessage, newMessage, existingMessage] = [1, 2, 3, 4].map(() =>
+      randomUUID(),
+    );
+    const held = await claimOf(heldMessage, 1, leaseUntil);
+    const lost = await claimOf(lostMessage, 1, leaseUntil);
+    await claimOf(existingMessage, 1, leaseUntil);
+    return { heldMessage, lostMessage, newMessage, existingMessage, held, lost };
   }
 
   it('lets exactly one of concurrent claims of an attempt win', async () => {
@@ -214,13 +231,8 @@ describe('AttemptsRepository against PostgreSQL', () => {
   });
 
   it('records many outcomes at once, each only under its own claim or where none exists', async () => {
-    const leaseUntil = new Date(Date.now() + MINUTE_MS);
-    const [heldMessage, lostMessage, newMessage, existingMessage] = [1, 2, 3, 4].map(() =>
-      randomUUID(),
-    );
-    const held = await claimOf(heldMessage, 1, leaseUntil);
-    const lost = await claimOf(lostMessage, 1, leaseUntil);
-    await claimOf(existingMessage, 1, leaseUntil);
+    const { heldMessage, lostMessage, newMessage, existingMessage, held, lost } =
+      await fourAttempts();
     const delivered = record(new Date(), [
       { email: 'a@r.test', result: 'delivered' },
       { email: 'b@r.test', result: 'delivered' },
@@ -270,6 +282,53 @@ describe('AttemptsRepository against PostgreSQL', () => {
     expect(rowOf(lostMessage)).toMatchObject({ state: 'in_progress', claim_token: lost.token });
     expect(rowOf(existingMessage)).toMatchObject({ state: 'in_progress' });
     await expect(attempts.recordEach([])).resolves.toEqual([]);
+  });
+
+  it('queues the outbox rows of the outcomes it wrote, in order, and no other', async () => {
+    const { heldMessage, lostMessage, newMessage, existingMessage, held, lost } =
+      await fourAttempts();
+    const withRows = (messageId: string, count: number): OutcomeRecord => ({
+      ...record(new Date(), []),
+      entries: Array.from({ length: count }, (_, index) =>
+        outboxEntry(MessagesStreamSubjects.deliveryJobs, randomUUID(), {
+          message_id: messageId,
+          account_id: ACCOUNT_ID,
+          attempt: index + 2,
+        }),
+      ),
+    });
+    const unclaimed = (messageId: string) => ({
+      kind: 'unclaimed' as const,
+      messageId,
+      accountId: ACCOUNT_ID,
+      attempt: 1,
+      sandbox: false,
+      record: withRows(messageId, 1),
+    });
+    const writes = [
+      { kind: 'claimed' as const, claim: held, record: withRows(heldMessage, 2) },
+      {
+        kind: 'claimed' as const,
+        claim: { id: lost.id, token: randomUUID() },
+        record: withRows(lostMessage, 1),
+      },
+      unclaimed(newMessage),
+      unclaimed(existingMessage),
+    ];
+
+    await expect(attempts.recordWithOutbox(writes)).resolves.toEqual([true, false, true, false]);
+
+    const queued = await dataSource?.query<Array<{ id: string }>>(
+      `SELECT id FROM delivery.outbox WHERE id = ANY($1::uuid[]) ORDER BY seq`,
+      [writes.flatMap((write) => write.record.entries.map((entry) => entry.id))],
+    );
+    expect(queued?.map((row) => row.id)).toEqual(
+      [writes[0], writes[2]].flatMap((write) => write?.record.entries.map((entry) => entry.id)),
+    );
+    await expect(attempts.find(heldMessage, 1)).resolves.toMatchObject({ state: 'done' });
+    await expect(attempts.find(newMessage, 1)).resolves.toMatchObject({ state: 'done' });
+    await expect(attempts.find(lostMessage, 1)).resolves.toMatchObject({ state: 'in_progress' });
+    await expect(attempts.recordWithOutbox([])).resolves.toEqual([]);
   });
 
   it('writes nothing when the transaction it runs in fails afterwards', async () => {

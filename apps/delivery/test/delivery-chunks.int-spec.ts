@@ -124,7 +124,7 @@ describe('delivery service: chunk jobs', () => {
     }
   }, 60_000);
 
-  it('records the outcomes of a chunk’s messages that end together in shared transactions', async () => {
+  it('records the outcomes of a chunk’s messages that end together in shared statements', async () => {
     const app = get();
     const domain = recipientDomain(app);
     const views = Array.from({ length: 12 }, () =>
@@ -138,7 +138,7 @@ describe('delivery service: chunk jobs', () => {
 
     for (const view of views) await app.events.waitFor(view.id, 1);
     await waitForEveryJobAcknowledged(app, 10_000);
-    // Rows written by one transaction carry its id (xmin).
+    // Rows written by one statement (its own transaction) carry its transaction id (xmin).
     const transactions = await app.db.query<{ count: string }>(
       `SELECT count(DISTINCT xmin::text) AS count FROM delivery.attempts
         WHERE message_id = ANY($1::uuid[]) AND state = 'done'`,

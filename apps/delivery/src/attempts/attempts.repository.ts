@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
-import type { OutboxEntry } from '@envoi/shared-outbox';
+import { preparedQuery } from '@envoi/shared-database';
+import { enqueueOutboxStatement, type OutboxEntry } from '@envoi/shared-outbox';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
@@ -65,17 +66,19 @@ export interface AttemptClaim {
 }
 
 /**
- * The attempts table's statements, in plain SQL (each runs once or twice per message: no query
- * builder in the hot path). Each claim and outcome is one compare-and-set, so two workers
- * holding the same job never both record (or both send, once a claim is held). The outcome's
- * writes run in the caller's transaction, with its outbox rows.
+ * The attempts table's statements, in plain SQL and prepared (each runs for every message or
+ * batch of messages: no query builder, and PostgreSQL plans each once per connection). Each claim
+ * and outcome is one compare-and-set, so two workers holding the same job never both record (or
+ * both send, once a claim is held). An outcome's writes run in the caller's transaction, or in
+ * one statement with its outbox rows.
  */
 @Injectable()
 export class AttemptsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   async find(messageId: string, attempt: number): Promise<AttemptRow | null> {
-    const rows = await this.dataSource.query<AttemptRow[]>(
+    const rows = await preparedQuery<AttemptRow>(
+      this.dataSource.manager,
       `SELECT ${ATTEMPT_ROW_COLUMNS}
          FROM delivery.attempts WHERE message_id = $1 AND attempt = $2`,
       [messageId, attempt],
@@ -87,7 +90,8 @@ export class AttemptsRepository {
   async findPairs(
     keys: ReadonlyArray<{ messageId: string; attempt: number }>,
   ): Promise<Array<AttemptRow | null>> {
-    const rows = await this.dataSource.query<AttemptRow[]>(
+    const rows = await preparedQuery<AttemptRow>(
+      this.dataSource.manager,
       `SELECT ${ATTEMPT_ROW_COLUMNS}
          FROM delivery.attempts
         WHERE (message_id, attempt) IN (SELECT * FROM unnest($1::uuid[], $2::int[]))`,
@@ -99,7 +103,8 @@ export class AttemptsRepository {
 
   /** The given attempt of each message that has one, by message id, in one query. */
   async findEach(messageIds: readonly string[], attempt: number): Promise<Map<string, AttemptRow>> {
-    const rows = await this.dataSource.query<AttemptRow[]>(
+    const rows = await preparedQuery<AttemptRow>(
+      this.dataSource.manager,
       `SELECT ${ATTEMPT_ROW_COLUMNS}
          FROM delivery.attempts WHERE message_id = ANY($1::uuid[]) AND attempt = $2`,
       [messageIds, attempt],
@@ -109,9 +114,8 @@ export class AttemptsRepository {
 
   /** Recipients that accepted the message, or refused it for good, in earlier attempts. */
   async settledBefore(messageId: string, attempt: number): Promise<SettledRecipients> {
-    const rows = await this.dataSource.query<
-      Array<{ delivered: string[] | null; bounced: string[] | null }>
-    >(
+    const rows = await preparedQuery<{ delivered: string[] | null; bounced: string[] | null }>(
+      this.dataSource.manager,
       `SELECT ARRAY(SELECT unnest(delivered_to) FROM delivery.attempts
                      WHERE message_id = $1 AND attempt < $2) AS delivered,
               ARRAY(SELECT unnest(bounced_to) FROM delivery.attempts
@@ -126,7 +130,8 @@ export class AttemptsRepository {
 
   /** When the message's first attempt started (null when none was recorded). */
   async firstAttemptStart(messageId: string): Promise<Date | null> {
-    const rows = await this.dataSource.query<Array<{ started_at: Date | null }>>(
+    const rows = await preparedQuery<{ started_at: Date | null }>(
+      this.dataSource.manager,
       'SELECT min(started_at) AS started_at FROM delivery.attempts WHERE message_id = $1',
       [messageId],
     );
@@ -158,7 +163,8 @@ export class AttemptsRepository {
   ): Promise<Array<AttemptClaim | null>> {
     if (keys.length === 0) return [];
     const claims = keys.map(() => ({ id: randomUUID(), token: randomUUID() }));
-    const rows = await this.dataSource.query<Array<{ id: string }>>(
+    const rows = await preparedQuery<{ id: string }>(
+      this.dataSource.manager,
       `INSERT INTO delivery.attempts
          (id, message_id, account_id, attempt, state, claim_token, lease_until, started_at)
        SELECT id, message_id, account_id, attempt, 'in_progress', token, $1, started_at
@@ -186,7 +192,8 @@ export class AttemptsRepository {
    */
   async renew(claims: readonly AttemptClaim[], leaseUntil: Date): Promise<Set<string>> {
     if (claims.length === 0) return new Set();
-    const rows = await this.dataSource.query<Array<{ id: string }>>(
+    const rows = await preparedQuery<{ id: string }>(
+      this.dataSource.manager,
       `WITH renewed AS (
          UPDATE delivery.attempts AS attempt SET lease_until = $1
            FROM unnest($2::uuid[], $3::uuid[]) AS held(id, token)
@@ -201,7 +208,8 @@ export class AttemptsRepository {
 
   /** Gives a claim up before anything was sent, so that the job can run again at once. */
   async release(claim: AttemptClaim): Promise<void> {
-    await this.dataSource.query(
+    await preparedQuery(
+      this.dataSource.manager,
       `DELETE FROM delivery.attempts WHERE id = $1 AND claim_token = $2 AND state = 'in_progress'`,
       [claim.id, claim.token],
     );
@@ -258,69 +266,42 @@ export class AttemptsRepository {
   }
 
   /**
-   * Records many outcomes (their outbox rows aside) in at most two statements: one UPDATE of the
-   * claimed attempts, each under its claim token, and one INSERT of the unclaimed ones. Whether
-   * each was written, in order: false for a claim lost to a takeover, or an unclaimed attempt
-   * that already exists.
+   * Records many outcomes (their outbox rows aside) in one statement: an UPDATE of the claimed
+   * attempts, each under its claim token, and an INSERT of the unclaimed ones. Whether each was
+   * written, in order: false for a claim lost to a takeover, or an unclaimed attempt that already
+   * exists (or comes twice).
    */
-  async recordEach(
+  recordEach(
     writes: readonly OutcomeWrite[],
     manager: EntityManager = this.dataSource.manager,
   ): Promise<boolean[]> {
-    const claimed = writes.flatMap((write) => (write.kind === 'claimed' ? [write] : []));
-    const unclaimed = writes.flatMap((write) => (write.kind === 'unclaimed' ? [write] : []));
-    const finishedIds = await this.finishClaimed(manager, claimed);
-    const insertedKeys = await this.insertUnclaimed(manager, unclaimed);
-    return writes.map((write) =>
-      write.kind === 'claimed'
-        ? finishedIds.has(write.claim.id)
-        : insertedKeys.has(attemptKey(write.messageId, write.attempt)),
-    );
+    return this.record(manager, writes, false);
   }
 
-  /** The ids of the claimed attempts whose outcome it recorded (their claims still held). */
-  private async finishClaimed(
-    manager: EntityManager,
-    writes: readonly ClaimedOutcome[],
-  ): Promise<Set<string>> {
-    return this.updateFinished(
-      manager,
-      { type: 'uuid', condition: 'attempt.claim_token = finished.guard' },
-      writes.map((write) => ({
-        id: write.claim.id,
-        guard: write.claim.token,
-        record: write.record,
-      })),
-    );
+  /**
+   * Records many outcomes as recordEach does and, in the same statement (atomic on its own: no
+   * BEGIN and COMMIT round trips), the outbox rows (event, maybe the next job) of those it wrote.
+   */
+  recordWithOutbox(writes: readonly OutcomeWrite[]): Promise<boolean[]> {
+    return this.record(this.dataSource.manager, writes, true);
   }
 
-  /** The keys (attemptKey) of the unclaimed attempts it inserted (those not there before). */
-  private async insertUnclaimed(
+  private async record(
     manager: EntityManager,
-    writes: readonly UnclaimedOutcome[],
-  ): Promise<Set<string>> {
-    if (writes.length === 0) return new Set();
-    const rows = await manager.query<Array<{ message_id: string; attempt: number }>>(
-      `INSERT INTO delivery.attempts (${FINISHED_COLUMNS.join(', ')},
-         id, message_id, account_id, attempt, started_at, sandbox)
-       SELECT ${FINISHED_COLUMNS.map(finishedValue).join(', ')},
-              id, message_id, account_id, attempt, started_at, sandbox
-         FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::integer[], $5::timestamptz[],
-                     $6::boolean[], ${finishedArrays(7)})
-              AS finished(id, message_id, account_id, attempt, started_at, sandbox,
-                          ${FINISHED_VALUE_COLUMNS.map(([column]) => column).join(', ')})
-       ON CONFLICT DO NOTHING RETURNING message_id, attempt`,
-      [
-        writes.map(() => randomUUID()),
-        writes.map((write) => write.messageId),
-        writes.map((write) => write.accountId),
-        writes.map((write) => write.attempt),
-        writes.map((write) => write.record.startedAt ?? write.record.finishedAt),
-        writes.map((write) => write.sandbox),
-        ...finishedValueArrays(writes.map((write) => write.record)),
-      ],
-    );
-    return new Set(rows.map((row) => attemptKey(row.message_id, row.attempt)));
+    writes: readonly OutcomeWrite[],
+    withOutbox: boolean,
+  ): Promise<boolean[]> {
+    if (writes.length === 0) return [];
+    // The row each write ends in: its claimed attempt's, or the new one of an unclaimed attempt.
+    const targets = writes.map((write) => ({
+      write,
+      id: write.kind === 'claimed' ? write.claim.id : randomUUID(),
+    }));
+    const statement = recordStatement(targets, withOutbox ? manager : null);
+    // Its text depends only on which kinds of writes and rows it has: prepared.
+    const rows = await preparedQuery<{ id: string }>(manager, statement.sql, statement.parameters);
+    const written = new Set(rows.map((row) => row.id));
+    return targets.map(({ id }) => written.has(id));
   }
 
   /**
@@ -329,27 +310,155 @@ export class AttemptsRepository {
    */
   private async updateFinished(
     manager: EntityManager,
-    guard: { type: 'uuid' | 'timestamptz'; condition: string },
+    guard: FinishGuard,
     updates: ReadonlyArray<{ id: string; guard: unknown; record: OutcomeRecord }>,
   ): Promise<Set<string>> {
     if (updates.length === 0) return new Set();
+    const update = finishedUpdate(guard, updates, 1);
     const rows = await manager.query<Array<{ id: string }>>(
-      `WITH updated AS (
-         UPDATE delivery.attempts AS attempt
-            SET ${FINISHED_COLUMNS.map((column) => `${column} = ${finishedValue(column)}`).join(', ')}
-           FROM unnest($1::uuid[], $2::${guard.type}[], ${finishedArrays(3)})
-                AS finished(id, guard, ${FINISHED_VALUE_COLUMNS.map(([column]) => column).join(', ')})
-          WHERE attempt.id = finished.id AND attempt.state = 'in_progress' AND ${guard.condition}
-         RETURNING attempt.id
-       ) SELECT id FROM updated`,
-      [
-        updates.map((update) => update.id),
-        updates.map((update) => update.guard),
-        ...finishedValueArrays(updates.map((update) => update.record)),
-      ],
+      `WITH updated AS (${update.sql}) SELECT id FROM updated`,
+      update.parameters,
     );
     return new Set(rows.map((row) => row.id));
   }
+}
+
+/** A statement's text and its parameters ($1 on). */
+interface Statement {
+  sql: string;
+  parameters: unknown[];
+}
+
+/** Which attempts an UPDATE of outcomes may finish: those whose column meets the guard value. */
+interface FinishGuard {
+  type: 'uuid' | 'timestamptz';
+  condition: string;
+}
+
+const CLAIM_GUARD: FinishGuard = {
+  type: 'uuid',
+  condition: 'attempt.claim_token = finished.guard',
+};
+
+/**
+ * The one statement recording each write (in the row `id`), answering the ids of the attempts it
+ * wrote; with `outboxOf` (the manager whose outbox takes them), it also inserts the outbox rows
+ * of the attempts written, in order, and no other.
+ */
+function recordStatement(
+  targets: ReadonlyArray<{ write: OutcomeWrite; id: string }>,
+  outboxOf: EntityManager | null,
+): Statement {
+  const claimed: Array<{ id: string; guard: unknown; record: OutcomeRecord }> = [];
+  const unclaimed: Array<{ id: string; write: UnclaimedOutcome }> = [];
+  for (const { write, id } of targets) {
+    if (write.kind === 'claimed')
+      claimed.push({ id, guard: write.claim.token, record: write.record });
+    else unclaimed.push({ id, write });
+  }
+  const parts: string[] = [];
+  const parameters: unknown[] = [];
+  const add = (name: string, build: (from: number) => Statement) => {
+    const part = build(parameters.length + 1);
+    parameters.push(...part.parameters);
+    parts.push(`${name} AS (${part.sql})`);
+  };
+  const written: string[] = [];
+  if (claimed.length > 0) {
+    add('finished', (from) => finishedUpdate(CLAIM_GUARD, claimed, from));
+    written.push('SELECT id FROM finished');
+  }
+  if (unclaimed.length > 0) {
+    add('inserted', (from) => unclaimedInsert(unclaimed, from));
+    written.push('SELECT id FROM inserted');
+  }
+  const entries = targets.flatMap(({ write }) => write.record.entries);
+  if (outboxOf && entries.length > 0) {
+    const owners = targets.flatMap(({ write, id }) => write.record.entries.map(() => id));
+    const rows = enqueueOutboxStatement(outboxOf, entries);
+    add('queued', (from) => outboxRowsOfWritten(rows.parameters, owners, written, from));
+  }
+  return { sql: `WITH ${parts.join(',\n')}\n${written.join(' UNION ALL ')}`, parameters };
+}
+
+/** The UPDATE of outcomes (see updateFinished), its parameters numbered from `from`. */
+function finishedUpdate(
+  guard: FinishGuard,
+  updates: ReadonlyArray<{ id: string; guard: unknown; record: OutcomeRecord }>,
+  from: number,
+): Statement {
+  return {
+    sql: `UPDATE delivery.attempts AS attempt
+            SET ${FINISHED_COLUMNS.map((column) => `${column} = ${finishedValue(column)}`).join(', ')}
+           FROM unnest($${from}::uuid[], $${from + 1}::${guard.type}[], ${finishedArrays(from + 2)})
+                AS finished(id, guard, ${FINISHED_VALUE_COLUMNS.map(([column]) => column).join(', ')})
+          WHERE attempt.id = finished.id AND attempt.state = 'in_progress' AND ${guard.condition}
+         RETURNING attempt.id`,
+    parameters: [
+      updates.map((update) => update.id),
+      updates.map((update) => update.guard),
+      ...finishedValueArrays(updates.map((update) => update.record)),
+    ],
+  };
+}
+
+/** The INSERT of unclaimed attempts (those not there before), parameters from `from`. */
+function unclaimedInsert(
+  inserts: ReadonlyArray<{ id: string; write: UnclaimedOutcome }>,
+  from: number,
+): Statement {
+  const writes = inserts.map((insert) => insert.write);
+  const at = (offset: number) => `$${from + offset}`;
+  return {
+    sql: `INSERT INTO delivery.attempts (${FINISHED_COLUMNS.join(', ')},
+         id, message_id, account_id, attempt, started_at, sandbox)
+       SELECT ${FINISHED_COLUMNS.map(finishedValue).join(', ')},
+              id, message_id, account_id, attempt, started_at, sandbox
+         FROM unnest(${at(0)}::uuid[], ${at(1)}::uuid[], ${at(2)}::uuid[], ${at(3)}::integer[],
+                     ${at(4)}::timestamptz[], ${at(5)}::boolean[], ${finishedArrays(from + 6)})
+              AS finished(id, message_id, account_id, attempt, started_at, sandbox,
+                          ${FINISHED_VALUE_COLUMNS.map(([column]) => column).join(', ')})
+       ON CONFLICT DO NOTHING RETURNING id`,
+    parameters: [
+      inserts.map((insert) => insert.id),
+      writes.map((write) => write.messageId),
+      writes.map((write) => write.accountId),
+      writes.map((write) => write.attempt),
+      writes.map((write) => write.record.startedAt ?? write.record.finishedAt),
+      writes.map((write) => write.sandbox),
+      ...finishedValueArrays(writes.map((write) => write.record)),
+    ],
+  };
+}
+
+/** The outbox columns of enqueueOutboxStatement's parameters, one array each, in their order. */
+const OUTBOX_ROW_ARRAYS = ['uuid', 'text', 'text', 'jsonb', 'timestamptz', 'jsonb'] as const;
+
+/**
+ * The INSERT of the outbox rows (`columns`: enqueueOutboxStatement's parameters, its rows as
+ * enqueueOutbox writes them) whose attempt (`owners`) is among those `written` selects.
+ */
+function outboxRowsOfWritten(
+  columns: readonly unknown[],
+  owners: readonly string[],
+  written: readonly string[],
+  from: number,
+): Statement {
+  if (columns.length !== OUTBOX_ROW_ARRAYS.length) {
+    throw new Error('the outbox rows have other columns than the attempts repository writes');
+  }
+  const arrays = [...OUTBOX_ROW_ARRAYS, 'uuid']
+    .map((type, index) => `$${from + index}::${type}[]`)
+    .join(', ');
+  return {
+    sql: `INSERT INTO delivery.outbox (id, stream, subject, payload, available_at, trace)
+       SELECT id, stream, subject, payload, coalesce(available_at, now()), trace
+         FROM unnest(${arrays}) WITH ORDINALITY
+              AS queued_row(id, stream, subject, payload, available_at, trace, attempt_id, n)
+        WHERE attempt_id IN (${written.join(' UNION ALL ')})
+        ORDER BY n`,
+    parameters: [...columns, owners],
+  };
 }
 
 /** The columns recording an outcome sets. */
@@ -427,11 +536,6 @@ function finishedValueArrays(records: readonly OutcomeRecord[]): unknown[][] {
     throw new Error('finished columns and values differ');
   }
   return arrays;
-}
-
-/** Identifies an attempt among those of one INSERT. */
-function attemptKey(messageId: string, attempt: number): string {
-  return `${messageId}/${attempt}`;
 }
 
 function recipientsWith(record: OutcomeRecord, result: 'delivered' | 'bounced'): string[] {

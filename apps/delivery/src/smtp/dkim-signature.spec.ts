@@ -56,6 +56,10 @@ describe('dkimSigned', () => {
       () => Promise.resolve(Buffer.from('From: a@b.test\r\nTo: c@d.test\r\n')),
     ],
     ['an empty body', () => Promise.resolve(Buffer.from('From: a@b.test\r\n\r\n'))],
+    [
+      'a body ending in a lone CR after whitespace',
+      () => Promise.resolve(Buffer.from('From: a@b.test\r\n\r\nlast line \t\r')),
+    ],
   ])('gives the bytes of nodemailer’s streaming signer: %s', async (_name, message) => {
     const raw = await message();
     const signed = await dkimSigned(raw, signer);

@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import type { Readable } from 'node:stream';
 
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
@@ -58,7 +59,7 @@ export interface SmtpEnvelope {
 
 /** Whether the message has bytes over 127 (mail submitted over SMTP may): see use8BitMime. */
 export function hasEightBitBytes(data: Buffer): boolean {
-  return data.some((byte) => byte > 0x7f);
+  return !isAscii(data);
 }
 
 export interface SmtpSendInfo {

@@ -2,6 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import { Readable } from 'node:stream';
 
 import { dkimSigned } from './dkim-signature';
+import { linkedSignal } from './linked-signal';
 import type { MailHost } from './mx-resolver';
 import {
   hasEightBitBytes,
@@ -320,16 +321,19 @@ export function sessionSignal(
   if (!beforeData) {
     return { signal: attempt, watch, stop: () => undefined, done: () => undefined };
   }
-  const stopped = new AbortController();
+  const session = linkedSignal(attempt);
   const stop = () => {
-    if (!data?.readableDidRead) stopped.abort();
+    if (!data?.readableDidRead) session.abort();
   };
   if (beforeData.aborted) stop();
   else beforeData.addEventListener('abort', stop, { once: true });
   return {
-    signal: AbortSignal.any([attempt, stopped.signal]),
+    signal: session.signal,
     watch,
     stop,
-    done: () => beforeData.removeEventListener('abort', stop),
+    done: () => {
+      beforeData.removeEventListener('abort', stop);
+      session.unlink();
+    },
   };
 }

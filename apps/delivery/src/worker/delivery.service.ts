@@ -29,6 +29,7 @@ import { type AttemptGate, ClaimKeeper } from '../attempts/claim-keeper';
 import { DeliveryConfig } from '../delivery.config';
 import { nextRetry, type RetryPolicy } from '../retry/retry-schedule';
 import { SenderDomainGoneError, SenderKeys } from '../senders/sender-keys.service';
+import { linkedSignal } from '../smtp/linked-signal';
 import type { MxResolver } from '../smtp/mx-resolver';
 import type { SmtpSender } from '../smtp/smtp-sender';
 import { bounceAddress } from '../smtp/verp';
@@ -360,22 +361,19 @@ export class DeliveryService {
     return ack(`${record.outcome.status}: ${record.outcome.reply}`);
   }
 
-  /**
-   * One attempt, bounded by SMTP_ATTEMPT_TIMEOUT_MS. The deadline is a controller kept alive by
-   * its own timer: an AbortSignal.timeout() referred to only by AbortSignal.any() can be garbage
-   * collected before it fires (Node 20), leaving the attempt without a deadline.
-   */
+  /** One attempt, bounded by SMTP_ATTEMPT_TIMEOUT_MS. */
   private async send(
     target: AttemptTarget,
     signal: AbortSignal,
     gate: AttemptGate,
   ): Promise<SessionResult> {
-    const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(), this.config.SMTP_ATTEMPT_TIMEOUT_MS);
+    const deadline = linkedSignal(signal);
+    const timer = setTimeout(deadline.abort, this.config.SMTP_ATTEMPT_TIMEOUT_MS);
     try {
-      return await this.sendBefore(target, signal, AbortSignal.any([signal, timeout.signal]), gate);
+      return await this.sendBefore(target, signal, deadline.signal, gate);
     } finally {
       clearTimeout(timer);
+      deadline.unlink();
     }
   }
 

@@ -30,9 +30,14 @@ export interface ServiceKitOptions<Config extends MicroserviceEnv> {
   rpcTimeoutMs?: number;
   /**
    * Publishes through an outbox: events to the EVENTS stream, and rows to these other streams
-   * (a work queue); the relay's pace comes from the config's OUTBOX_* settings.
+   * (a work queue); the relay's pace comes from the config's OUTBOX_* settings, and how long
+   * after a run a notify() may start the next from `wakeDelayMs` (the relay's default otherwise).
    */
-  outbox?: { settings: OutboxSettings; streams?: readonly StreamDefinition[] };
+  outbox?: {
+    settings: OutboxSettings;
+    streams?: readonly StreamDefinition[];
+    wakeDelayMs?: number;
+  };
   /** The durable stream subjects this service consumes; each needs one declared handler. */
   consumes?: readonly StreamSubject<unknown>[];
 }
@@ -73,6 +78,7 @@ export class ServiceKitModule {
                 ...(outbox.streams ? { streams: outbox.streams } : {}),
                 intervalMs: outbox.settings.OUTBOX_RELAY_INTERVAL_MS,
                 batchSize: outbox.settings.OUTBOX_RELAY_BATCH,
+                ...(outbox.wakeDelayMs === undefined ? {} : { wakeDelayMs: outbox.wakeDelayMs }),
               }),
             ]
           : []),
