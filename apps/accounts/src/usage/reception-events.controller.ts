@@ -8,7 +8,8 @@ import { ReceptionCountsRepository } from './reception-counts.repository';
 /**
  * The durable consumer every replica of this service shares. Its predecessor,
  * `accounts-message-reception`, read one `message.reception` event per message; an operator
- * removes it once every replica of both services runs this version (README, "Upgrading").
+ * removes it once every replica of both services runs this version (README, "Production
+ * deployment").
  */
 export const RECEPTION_COUNT_DURABLE = 'accounts-message-send-receptions';
 
