@@ -158,7 +158,7 @@ export interface MessageReceptionData {
  */
 export interface MessageSendReceptionsData {
   account_id: string;
-  /** The send's messages (uuids): at most RECIPIENTS_MAX. */
+  /** Every message the send stored (uuids), in the order of its recipients. */
   message_ids: string[];
 }
 
