@@ -1,5 +1,6 @@
 // What `npm run bench:send` reads from PostgreSQL: the relay's backlog, and whether every
 // answered message was stored (and what storing it cost).
+import { MessagesStreamSubjects } from '@envoi/contracts-messages';
 import { Client } from 'pg';
 
 import { BARE_ACCEPT_TABLE } from './bare-accept.constants';
@@ -34,8 +35,13 @@ export interface EnvoiStorage extends StoredCheck {
   contents: number;
   /** Outbox rows: a row of reception events per send and a delivery job per chunk of a send. */
   outboxRows: number;
-  /** Stream messages the outbox rows carry (a batch row its events): a reception per message and a job per chunk. */
+  /**
+   * Stream messages the outbox rows carry (a batch row its events): a reception per message, a
+   * send's receptions event per send and a job per chunk.
+   */
   outboxMessages: number;
+  /** `message.send_receptions` events (one per send that stored messages). */
+  sendReceptionEvents: number;
   /** Delivery jobs of the stored messages (a send's chunk shares one). */
   deliveryJobs: number;
   outboxUnpublished: number;
@@ -102,12 +108,15 @@ export class SendDatabase {
     const outbox = await this.client.query<{
       total: number;
       messages: number;
+      send_receptions: number;
       unpublished: number;
     }>(
       `SELECT count(*)::int AS total,
               sum(coalesce(jsonb_array_length(payload->'$events'), 1))::int AS messages,
+              count(*) FILTER (WHERE subject = $1)::int AS send_receptions,
               count(*) FILTER (WHERE published_at IS NULL AND cancelled_at IS NULL)::int AS unpublished
          FROM messages.outbox`,
+      [MessagesStreamSubjects.sendReceptions.name],
     );
     const sizes = await this.client.query<{ name: string; bytes: string }>(
       `SELECT c.relname AS name, pg_total_relation_size(c.oid)::text AS bytes
@@ -128,6 +137,7 @@ export class SendDatabase {
       outboxRows: outbox.rows[0]?.total ?? 0,
       outboxMessages: outbox.rows[0]?.messages ?? 0,
       outboxUnpublished: outbox.rows[0]?.unpublished ?? 0,
+      sendReceptionEvents: outbox.rows[0]?.send_receptions ?? 0,
       deliveryJobs: jobs,
       bytesPerMessage,
     };

@@ -639,7 +639,7 @@ function printReport(
     if (measured.coresBusy) console.log(`      ${coresBusyLine(measured.coresBusy)}`);
   }
   console.log(
-    `  database: ${integer(envoi.rows)} rows in messages.messages for ${integer(envoi.answered)} messages answered 202/queued: ${envoi.lost} lost, ${envoi.unanswered} without an answer; ${integer(envoi.contents)} contents, ${integer(envoi.outboxRows)} outbox rows carrying ${integer(envoi.outboxMessages)} stream messages`,
+    `  database: ${integer(envoi.rows)} rows in messages.messages for ${integer(envoi.answered)} messages answered 202/queued: ${envoi.lost} lost, ${envoi.unanswered} without an answer; ${integer(envoi.contents)} contents, ${integer(envoi.outboxRows)} outbox rows carrying ${integer(envoi.outboxMessages)} stream messages (${integer(envoi.sendReceptionEvents)} of them sends' receptions)`,
   );
   console.log(
     `  outbox: ${integer(finalRelay.backlog)} rows unpublished when the last run ended (the oldest ${integer(finalRelay.lagMs)} ms behind), ${finalRelay.drainMs === null ? `${integer(finalRelay.left)} still unpublished after ${SETTINGS.finalRelayWaitMs / 1000} s` : `${integer(finalRelay.left)} left after ${integer(finalRelay.drainMs)} ms`}`,
@@ -663,9 +663,14 @@ function storageProblems(envoi: EnvoiStorage, bare: StoredCheck): string[] {
   if (envoi.contents !== envoi.rows) {
     problems.push(`${envoi.rows} messages but ${envoi.contents} contents`);
   }
-  if (envoi.outboxMessages !== envoi.rows + envoi.deliveryJobs) {
+  if (envoi.outboxMessages !== envoi.rows + envoi.sendReceptionEvents + envoi.deliveryJobs) {
     problems.push(
-      `${envoi.outboxMessages} outbox messages for ${envoi.rows} messages in ${envoi.deliveryJobs} delivery jobs (expected a reception each and a job each)`,
+      `${envoi.outboxMessages} outbox messages for ${envoi.rows} messages in ${envoi.sendReceptionEvents} sends and ${envoi.deliveryJobs} delivery jobs (expected a reception each, a send's receptions each and a job each)`,
+    );
+  }
+  if (envoi.sendReceptionEvents > envoi.deliveryJobs) {
+    problems.push(
+      `${envoi.sendReceptionEvents} send receptions events for ${envoi.deliveryJobs} delivery jobs (expected at most one per send, and a send has at least one job)`,
     );
   }
   if (bare.lost > 0 || bare.unanswered !== 0) {

@@ -30,7 +30,7 @@ export class AppModule {
           outbox: { settings: config },
           consumes: [
             DomainsStreamSubjects.deleted,
-            MessagesStreamSubjects.reception,
+            MessagesStreamSubjects.sendReceptions,
             ...NOTIFICATION_SUBJECTS,
           ],
         }),

@@ -12,6 +12,7 @@ import {
   type CreateMessageBody,
   type CreateMessageResult,
   type MessageReceptionEvent,
+  type MessageSendReceptionsEvent,
   MessagesStreamSubjects,
   MessagesSubjects,
   type MessageSuppressedAtAcceptEvent,
@@ -55,16 +56,21 @@ export interface Received<T> {
 export class StreamCollector<T> {
   readonly received: Array<Received<T>> = [];
 
-  private constructor(private readonly messages: ConsumerMessages) {}
+  private constructor(
+    private readonly messages: ConsumerMessages,
+    private readonly skipped: ReadonlySet<string>,
+  ) {}
 
   /**
    * Reads with a durable consumer that acknowledges each message: on a work queue that removes
-   * it (this collector stands in for the delivery workers).
+   * it (this collector stands in for the delivery workers). Messages of `skippedSubjects` are
+   * acknowledged, not kept.
    */
   static async start<T>(
     connection: NatsConnection,
     stream: string,
     subject: string,
+    skippedSubjects: readonly string[] = [],
   ): Promise<StreamCollector<T>> {
     const jsm = await connection.jetstreamManager();
     const durable = `test-${randomBytes(4).toString('hex')}`;
@@ -76,7 +82,7 @@ export class StreamCollector<T> {
     });
     const consumer = await connection.jetstream().consumers.get(stream, durable);
     const messages = await consumer.consume({ max_messages: 256, expires: 1_000 });
-    const collector = new StreamCollector<T>(messages);
+    const collector = new StreamCollector<T>(messages, new Set(skippedSubjects));
     void collector.run();
     return collector;
   }
@@ -94,6 +100,10 @@ export class StreamCollector<T> {
   }
 
   private take(message: JsMsg): void {
+    if (this.skipped.has(message.subject)) {
+      message.ack();
+      return;
+    }
     this.received.push({
       value: message.json<T>(),
       msgId: message.headers?.get('Nats-Msg-Id'),
@@ -115,8 +125,12 @@ export interface MessagesTestApp {
   dataSource: DataSource;
   dns: DnsTestServer;
   jobs: StreamCollector<AnyDeliveryJob>;
-  /** The events of sends: receptions and suppressed recipients (`events.message.>`). */
+  /**
+   * The events of sends: receptions and suppressed recipients (`events.message.>` but the
+   * send receptions, which `sendReceptions` has).
+   */
   events: StreamCollector<SendEvent>;
+  sendReceptions: StreamCollector<MessageSendReceptionsEvent>;
   close(): Promise<void>;
 }
 
@@ -205,10 +219,17 @@ export async function startMessagesService(): Promise<MessagesTestApp> {
       connection,
       EVENTS_STREAM,
       'events.message.>',
+      [MessagesStreamSubjects.sendReceptions.name],
+    );
+    const sendReceptions = await StreamCollector.start<MessageSendReceptionsEvent>(
+      connection,
+      EVENTS_STREAM,
+      MessagesStreamSubjects.sendReceptions.name,
     );
     stops.push(() => {
       jobs.stop();
       events.stop();
+      sendReceptions.stop();
       return Promise.resolve();
     });
 
@@ -222,6 +243,7 @@ export async function startMessagesService(): Promise<MessagesTestApp> {
       dns,
       jobs,
       events,
+      sendReceptions,
       close: stopAll,
     };
   } catch (error) {

@@ -1,7 +1,7 @@
 import { UnprocessableMessageError } from '@envoi/shared-nats';
 import { isUUID } from 'class-validator';
 
-/** What counting a `message.reception` event needs. */
+/** What counting one message's reception needs. */
 export interface CountedReception {
   /** The message's id: a message is counted once, however often its event arrives. */
   messageId: string;
@@ -11,33 +11,38 @@ export interface CountedReception {
 }
 
 /**
- * The countable part of a `message.reception` stream event; an event that can never be counted
- * (wrong type, bad fields) is unprocessable, not retried.
+ * The countable receptions of a `message.send_receptions` stream event (one per message of the
+ * send); an event that can never be counted (wrong type, bad fields) is unprocessable, not retried.
  */
-export function toCountedReception(event: unknown): CountedReception {
+export function toCountedReceptions(event: unknown): CountedReception[] {
   const envelope = (typeof event === 'object' && event !== null ? event : {}) as {
     id?: unknown;
     type?: unknown;
     timestamp?: unknown;
-    data?: { id?: unknown; account_id?: unknown };
+    data?: { account_id?: unknown; message_ids?: unknown };
   };
   const what = `event ${String(envelope.id)}`;
-  if (envelope.type !== 'message.reception') {
+  if (envelope.type !== 'message.send_receptions') {
     throw new UnprocessableMessageError(
-      `${what} is not message.reception: ${String(envelope.type)}`,
+      `${what} is not message.send_receptions: ${String(envelope.type)}`,
     );
   }
-  const messageId = envelope.data?.id;
   const accountId = envelope.data?.account_id;
-  if (typeof messageId !== 'string' || !isUUID(messageId)) {
-    throw new UnprocessableMessageError(`${what}: data.id is not a uuid`);
-  }
   if (typeof accountId !== 'string' || !isUUID(accountId)) {
     throw new UnprocessableMessageError(`${what}: data.account_id is not a uuid`);
+  }
+  const messageIds = envelope.data?.message_ids;
+  if (!Array.isArray(messageIds) || messageIds.length === 0) {
+    throw new UnprocessableMessageError(`${what}: data.message_ids is not a list of message ids`);
   }
   const receivedAt = new Date(typeof envelope.timestamp === 'string' ? envelope.timestamp : NaN);
   if (Number.isNaN(receivedAt.getTime())) {
     throw new UnprocessableMessageError(`${what}: timestamp is not a time`);
   }
-  return { messageId, accountId, receivedAt };
+  return messageIds.map((messageId: unknown, index) => {
+    if (typeof messageId !== 'string' || !isUUID(messageId)) {
+      throw new UnprocessableMessageError(`${what}: data.message_ids[${index}] is not a uuid`);
+    }
+    return { messageId, accountId, receivedAt };
+  });
 }

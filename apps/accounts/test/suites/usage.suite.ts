@@ -17,28 +17,34 @@ export function usageSuite(getApp: () => AccountsTestApp): void {
       app = getApp();
     });
 
-    /** Publishes a message.reception event as the messages relay does; answers its sequence. */
-    async function publishReception(
+    /**
+     * Publishes a message.send_receptions event for these messages as the messages relay does;
+     * answers its sequence.
+     */
+    async function publishReceptions(
       accountId: string,
-      messageId: string,
+      messageIds: readonly string[],
       timestamp = new Date().toISOString(),
       eventId = randomUUID(),
     ): Promise<number> {
       const event = {
         id: eventId,
-        type: 'message.reception',
+        type: 'message.send_receptions',
         timestamp,
-        data: { account_id: accountId, event: 'on_reception', id: messageId },
+        data: { account_id: accountId, message_ids: messageIds },
       };
       const ack = await app.connection
         .jetstream()
         .publish(
-          MessagesStreamSubjects.reception.name,
+          MessagesStreamSubjects.sendReceptions.name,
           new TextEncoder().encode(JSON.stringify(event)),
           { msgID: eventId },
         );
       return ack.seq;
     }
+
+    const publishReception = (accountId: string, messageId: string, timestamp?: string) =>
+      publishReceptions(accountId, [messageId], timestamp);
 
     async function consumedThrough(seq: number): Promise<void> {
       const jsm = await app.connection.jetstreamManager();
@@ -60,12 +66,13 @@ export function usageSuite(getApp: () => AccountsTestApp): void {
 
     const currentPeriod = () => new Date().toISOString().slice(0, 8) + '01';
 
-    it('counts each message once, however often its event comes, and records the activity', async () => {
+    it('counts each message of a send once, however often its event comes, and records the activity', async () => {
       const { account } = await app.createAccount();
       const ids = [randomUUID(), randomUUID(), randomUUID()];
+      await publishReceptions(account.id, ids);
+      // The same messages again under new event ids (a republished outbox row), twice, and alone.
+      await publishReceptions(account.id, [...ids, ...ids]);
       for (const id of ids) await publishReception(account.id, id);
-      // The same messages again under new event ids (a republished outbox row), twice.
-      for (const id of [...ids, ...ids]) await publishReception(account.id, id);
       await consumedThrough(await publishReception(account.id, ids[0] ?? ''));
 
       expect(await countOf(account.id, currentPeriod())).toBe(3);

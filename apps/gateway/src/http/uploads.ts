@@ -18,13 +18,13 @@ export class SendPayloads {
   constructor(@Inject(NATS_CONNECTION) private readonly connection: NatsConnection) {}
 
   async prepare<Body>(body: Body, requestId: string): Promise<SendPayload<Body>> {
-    const bytes = Buffer.from(JSON.stringify(body), 'utf8');
-    if (bytes.length <= INLINE_PAYLOAD_MAX_BYTES) return { body };
+    const json = JSON.stringify(body);
+    if (Buffer.byteLength(json, 'utf8') <= INLINE_PAYLOAD_MAX_BYTES) return { body };
     const upload = await putUpload(
       this.connection,
       MESSAGE_UPLOADS_BUCKET,
       requestId,
-      bytes,
+      Buffer.from(json, 'utf8'),
       UPLOAD_TTL_MS,
     );
     return { upload };

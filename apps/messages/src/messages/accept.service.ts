@@ -866,8 +866,8 @@ export class AcceptService {
   /**
    * One INSERT per table, to run as one statement (each column one array parameter, expanded by
    * PostgreSQL): the send and its attachments, the messages, their tracked links, and the outbox
-   * rows (reception events first, then the suppressed recipients' events, then the delivery jobs,
-   * due at the first attempt).
+   * rows (reception events first, the send's receptions event, then the suppressed recipients'
+   * events, then the delivery jobs, due at the first attempt).
    */
   private rowStatements(stored: StoredSend, drafts: Draft[]): InsertStatement[] {
     const { request, body, setting, sources, prepared } = stored;
@@ -972,6 +972,7 @@ export class AcceptService {
         randomUUID(),
         drafts.map((draft) => receptionEvent(randomUUID(), timestamp, setting, body, draft)),
       ),
+      sendReceptionsEntry(timestamp, setting.accountId, drafts),
     ];
     const jobs: OutboxEntry[] = chunks.jobs.map(({ id, messageIds }) =>
       outboxEntry(
@@ -1001,6 +1002,21 @@ export class AcceptService {
       }`,
     );
   }
+}
+
+/** The send's `message.send_receptions` event: its messages, for consumers that count them. */
+function sendReceptionsEntry(
+  timestamp: string,
+  accountId: string,
+  drafts: readonly Draft[],
+): OutboxEntry {
+  const id = randomUUID();
+  return outboxEntry(MessagesStreamSubjects.sendReceptions, id, {
+    id,
+    type: 'message.send_receptions',
+    timestamp,
+    data: { account_id: accountId, message_ids: drafts.map((draft) => draft.id) },
+  });
 }
 
 /** The `message.reception` event (reference webhooks.yaml): always a message's first. */

@@ -152,6 +152,17 @@ export interface MessageReceptionData {
 }
 
 /**
+ * `data` of `message.send_receptions` (internal, never a webhook): the messages one send stored,
+ * each also announced by its own `message.reception`. Usage counts receptions from it: one stream
+ * message per send instead of one per recipient.
+ */
+export interface MessageSendReceptionsData {
+  account_id: string;
+  /** Every message the send stored (uuids), in the order of its recipients. */
+  message_ids: string[];
+}
+
+/**
  * `data` of `message.suppressed` published at accept, for a recipient that is on a suppression
  * list: nothing is stored nor attempted for it and the send answers `error` for it, so `id` and
  * `message_id_header` name no stored message (they are generated for the event, as a message

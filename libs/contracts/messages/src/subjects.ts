@@ -13,6 +13,7 @@ import type {
   CreateMessageResult,
   MessageReceptionData,
   MessageRecord,
+  MessageSendReceptionsData,
   MessageSummaryRecord,
   MessageSuppressedAtAcceptData,
 } from './records';
@@ -75,6 +76,11 @@ export const MESSAGE_UPLOADS_BUCKET = 'message-uploads';
 export const MESSAGE_DOWNLOADS_BUCKET = 'message-downloads';
 
 export type MessageReceptionEvent = StreamEvent<'message.reception', MessageReceptionData>;
+/** `timestamp` is when the send was accepted, as in each of its `message.reception` events. */
+export type MessageSendReceptionsEvent = StreamEvent<
+  'message.send_receptions',
+  MessageSendReceptionsData
+>;
 export type MessageSuppressedAtAcceptEvent = StreamEvent<
   'message.suppressed',
   MessageSuppressedAtAcceptData
@@ -84,6 +90,11 @@ export type MessageSuppressedAtAcceptEvent = StreamEvent<
 export const MessagesStreamSubjects = {
   /** A message was accepted and queued (or scheduled): always its first event. */
   reception: streamSubject<MessageReceptionEvent>('events.message.reception.v1'),
+  /**
+   * The messages one send stored, in one event published with their `reception` events (never
+   * to webhooks): what consumers that only count receptions read, one stream message per send.
+   */
+  sendReceptions: streamSubject<MessageSendReceptionsEvent>('events.message.send_receptions.v1'),
   /**
    * A send named a suppressed recipient (no message, no reception event for it). The delivery
    * service's `message.suppressed` (a stored message found suppressed later) has its own subject
