@@ -39,7 +39,7 @@ export class MessagesConfig extends OutboxEventConsumerServiceEnv {
    * An account with more unexpired suppressions than this is asked about each send instead (the
    * snapshots of up to 1 000 accounts are kept per replica).
    */
-  @IntSetting(0, 10_000) SUPPRESSION_CACHE_MAX_PER_ACCOUNT: number = 200;
+  @IntSetting(0, 1_000) SUPPRESSION_CACHE_MAX_PER_ACCOUNT: number = 200;
 
   /** Longest a sender authorization is reused (the domains service's answer may say less). */
   @IntSetting(0, 3_600_000) SENDER_CACHE_MAX_TTL_MS: number = 60_000;

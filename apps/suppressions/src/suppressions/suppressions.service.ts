@@ -8,6 +8,7 @@ import {
   type CreateAutomaticSuppressionRequest,
   type CreateSuppressionBody,
   normalizeEmail,
+  SNAPSHOT_REPLY_MAX_BYTES,
   type SuppressionFilters,
   type SuppressionRecord,
   type SuppressionSnapshotResult,
@@ -123,10 +124,13 @@ export class SuppressionsService {
     return { message: deletedMessage(deleted) };
   }
 
-  /** The account's unexpired suppressions for a sender's cache; null when it has more than `max`. */
+  /**
+   * The account's unexpired suppressions for a sender's cache; null when it has more than `max` or
+   * they would not fit SNAPSHOT_REPLY_MAX_BYTES.
+   */
   async snapshot(accountId: string, max: number): Promise<SuppressionSnapshotResult> {
     const rows = await this.suppressions.snapshot(accountId, max);
-    return {
+    const snapshot: SuppressionSnapshotResult = {
       suppressions:
         rows?.map((row) => ({
           email: row.email,
@@ -135,6 +139,8 @@ export class SuppressionsService {
           expires_at: row.expiresAt.toISOString(),
         })) ?? null,
     };
+    const fits = Buffer.byteLength(JSON.stringify(snapshot), 'utf8') <= SNAPSHOT_REPLY_MAX_BYTES;
+    return fits ? snapshot : { suppressions: null };
   }
 
   /** Which of the addresses may not be sent to from the sender domain (one query). */

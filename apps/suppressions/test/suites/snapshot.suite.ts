@@ -1,4 +1,6 @@
 import {
+  REASON_MAX,
+  SNAPSHOT_SUPPRESSIONS_MAX,
   type SuppressionsChangedEvent,
   type SuppressionSnapshotResult,
   SuppressionsSubjects,
@@ -66,6 +68,32 @@ export function snapshotSuite(getApp: () => SuppressionsTestApp): void {
       await expect(snapshot(accountId, 2)).resolves.toEqual({ suppressions: null });
       expect((await snapshot(accountId, 3)).suppressions).toHaveLength(3);
       await expect(snapshot(newAccountId(), 0)).resolves.toEqual({ suppressions: [] });
+    });
+
+    it('answers null for a snapshot whose reply would be too large, however few it holds', async () => {
+      /** `count` unexpired suppressions of a new account, each with the reason. */
+      async function accountWith(count: number, reason: string): Promise<string> {
+        const accountId = newAccountId();
+        await app.dataSource.query(
+          `INSERT INTO suppressions.suppressions
+             (id, account_id, email, domain, reason, created_at, expires_at, source)
+           SELECT gen_random_uuid(), $1, 'many' || n || '@example.test', NULL, $3, now(),
+             now() + interval '1 day', 'manual'
+           FROM generate_series(1, $2::int) AS n`,
+          [accountId, count, reason],
+        );
+        return accountId;
+      }
+      // 1 000 reasons of 255 quotes, each escaped as JSON: over SNAPSHOT_REPLY_MAX_BYTES.
+      const quoted = await accountWith(SNAPSHOT_SUPPRESSIONS_MAX, '"'.repeat(REASON_MAX));
+      const plain = await accountWith(SNAPSHOT_SUPPRESSIONS_MAX, 'r'.repeat(REASON_MAX));
+
+      await expect(snapshot(quoted, SNAPSHOT_SUPPRESSIONS_MAX)).resolves.toEqual({
+        suppressions: null,
+      });
+      expect((await snapshot(plain, SNAPSHOT_SUPPRESSIONS_MAX)).suppressions).toHaveLength(
+        SNAPSHOT_SUPPRESSIONS_MAX,
+      );
     });
 
     it('broadcasts a created, deleted and wiped suppression before answering', async () => {

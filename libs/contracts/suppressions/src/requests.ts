@@ -28,7 +28,9 @@ export const REASON_MAX = 255;
 export const CHECK_EMAILS_MAX = 1_000;
 
 /** The most suppressions a snapshot may be asked to carry. */
-export const SNAPSHOT_SUPPRESSIONS_MAX = 10_000;
+export const SNAPSHOT_SUPPRESSIONS_MAX = 1_000;
+/** A snapshot whose reply would be larger (long reasons) is answered null, as one too many. */
+export const SNAPSHOT_REPLY_MAX_BYTES = 512 * 1024;
 
 /** How long an automatic suppression lasts when the caller gives no expiry (reference: 30 days). */
 export const AUTOMATIC_SUPPRESSION_DEFAULT_DAYS = 30;
