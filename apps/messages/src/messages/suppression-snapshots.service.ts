@@ -49,30 +49,31 @@ export class SuppressionSnapshots implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * The account's snapshot; null when it has too many suppressions, snapshots are off or it could
-   * not be read (the send is then checked on its own, as without a snapshot).
+   * The account's snapshot; null when it has too many suppressions or snapshots are off, or when
+   * it could not be read (then kept as null for the TTL too: its sends are checked one by one
+   * meanwhile, rather than each asking for a snapshot first).
    */
-  async of(accountId: string): Promise<SuppressionSnapshot | null> {
+  of(accountId: string): Promise<SuppressionSnapshot | null> {
     const ttl = this.config.SUPPRESSION_CACHE_TTL_MS;
-    if (ttl === 0) return null;
+    if (ttl === 0) return Promise.resolve(null);
+    return this.cache.get(
+      accountId,
+      () => this.read(accountId),
+      () => ttl,
+    );
+  }
+
+  private async read(accountId: string): Promise<SuppressionSnapshot | null> {
     try {
-      return await this.cache.get(
-        accountId,
-        () => this.read(accountId),
-        () => ttl,
-      );
+      const { suppressions } = await this.rpc.request(SuppressionsSubjects.snapshot, {
+        account_id: accountId,
+        max: this.config.SUPPRESSION_CACHE_MAX_PER_ACCOUNT,
+      });
+      return suppressions === null ? null : new SuppressionSnapshot(suppressions);
     } catch (error) {
       if (!(error instanceof RpcError)) throw error;
       this.logger.warn(`the suppressions of account ${accountId} not read whole: ${error.message}`);
       return null;
     }
-  }
-
-  private async read(accountId: string): Promise<SuppressionSnapshot | null> {
-    const { suppressions } = await this.rpc.request(SuppressionsSubjects.snapshot, {
-      account_id: accountId,
-      max: this.config.SUPPRESSION_CACHE_MAX_PER_ACCOUNT,
-    });
-    return suppressions === null ? null : new SuppressionSnapshot(suppressions);
   }
 }
