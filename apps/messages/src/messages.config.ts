@@ -29,6 +29,18 @@ export class MessagesConfig extends OutboxEventConsumerServiceEnv {
   /** How long an account's tracking and retention defaults are reused without asking again. */
   @IntSetting(0, 3_600_000) ACCOUNT_CACHE_TTL_MS: number = 10_000;
 
+  /**
+   * How long an account's suppressions, read whole, answer its sends' suppression checks; a change
+   * drops them at once (the suppressions service broadcasts it). 0: every send asks.
+   */
+  @IntSetting(0, 3_600_000) SUPPRESSION_CACHE_TTL_MS: number = 10_000;
+
+  /**
+   * An account with more unexpired suppressions than this is asked about each send instead (the
+   * snapshots of up to 1 000 accounts are kept per replica).
+   */
+  @IntSetting(0, 1_000) SUPPRESSION_CACHE_MAX_PER_ACCOUNT: number = 200;
+
   /** Longest a sender authorization is reused (the domains service's answer may say less). */
   @IntSetting(0, 3_600_000) SENDER_CACHE_MAX_TTL_MS: number = 60_000;
 

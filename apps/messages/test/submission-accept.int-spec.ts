@@ -9,6 +9,7 @@ import {
   MessagesErrorCode,
   MessagesSubjects,
 } from '@envoi/contracts-messages';
+import { SuppressionsSubjects } from '@envoi/contracts-suppressions';
 import { putUpload } from '@envoi/shared-nats';
 
 import { MessagesRepository } from '../src/messages/messages.repository';
@@ -222,6 +223,27 @@ describe('messages service: SMTP submissions', () => {
       1,
     );
     expect(suppressed?.value.data.recipient).toBe('Blocked@Recipient.test');
+  });
+
+  it('checks the next submission against a suppression created or deleted after its snapshot was read', async () => {
+    const sender = await newSender(app);
+    const outcome = async (recipient: string) =>
+      (await submit(submission(sender, mime(sender), { recipients: [recipient] }))).messages.map(
+        (entry) => [entry.status, entry.error],
+      );
+    // The account's suppressions are read (and kept) by the first submission.
+    expect(await outcome('later@recipient.test')).toEqual([['queued', null]]);
+
+    await suppress(app, sender.accountId, 'later@recipient.test', 'complaint');
+    expect(await outcome('later@recipient.test')).toEqual([
+      ['error', 'recipient is suppressed: complaint'],
+    ]);
+
+    await app.rpc.request(SuppressionsSubjects.delete, {
+      account_id: sender.accountId,
+      email: 'later@recipient.test',
+    });
+    expect(await outcome('later@recipient.test')).toEqual([['queued', null]]);
   });
 
   it('applies the control headers over the account defaults and strips them', async () => {

@@ -1,6 +1,7 @@
 import { automaticSuite } from './suites/automatic.suite';
 import { checkSuite } from './suites/check.suite';
 import { eventsSuite } from './suites/events.suite';
+import { snapshotSuite } from './suites/snapshot.suite';
 import { suppressionsSuite } from './suites/suppressions.suite';
 import { startSuppressionsService, type SuppressionsTestApp } from './suppressions-test-app';
 
@@ -25,4 +26,5 @@ describe('suppressions service', () => {
   checkSuite(getApp);
   eventsSuite(getApp);
   automaticSuite(getApp);
+  snapshotSuite(getApp);
 });

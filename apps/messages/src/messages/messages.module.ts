@@ -19,6 +19,7 @@ import { MessagesRepository } from './messages.repository';
 import { MessagesService } from './messages.service';
 import { SendsRepository } from './sends.repository';
 import { SuppressionChecks } from './suppression-checks.service';
+import { SuppressionSnapshots } from './suppression-snapshots.service';
 
 @Module({
   imports: [AcceptedRequestsModule],
@@ -31,6 +32,7 @@ import { SuppressionChecks } from './suppression-checks.service';
     AccountDefaultsService,
     CreditReservations,
     SuppressionChecks,
+    SuppressionSnapshots,
     SendsRepository,
     {
       provide: StoredComposer,

@@ -3,11 +3,10 @@ import { RpcClient } from '@envoi/shared-nats';
 import { Injectable } from '@nestjs/common';
 
 import { KeyedBatches } from './keyed-batches';
+import { suppressionKey } from './suppression-snapshot';
+import { SuppressionSnapshots } from './suppression-snapshots.service';
 
-/** How addresses are compared for suppressions (the suppressions service does the same). */
-export function suppressionKey(email: string): string {
-  return email.trim().toLowerCase();
-}
+export { suppressionKey } from './suppression-snapshot';
 
 /** Reasons by suppressionKey() of each suppressed address (`''` when it has none). */
 type Reasons = Map<string, string>;
@@ -27,7 +26,8 @@ function distinctAddresses(emails: readonly string[]): string[] {
 }
 
 /**
- * One batched question per send: which recipients are suppressed, and why. Sends of one account
+ * Answered from the account's snapshot when it has one (see SuppressionSnapshots); otherwise one
+ * batched question per send: which recipients are suppressed, and why. Sends of one account
  * and domain that ask while its question is in flight are asked together once it ends (see
  * KeyedBatches): concurrent sends share a round trip, and none is answered from a question asked
  * before it.
@@ -39,7 +39,10 @@ export class SuppressionChecks {
     CHECK_EMAILS_MAX,
   );
 
-  constructor(private readonly rpc: RpcClient) {}
+  constructor(
+    private readonly rpc: RpcClient,
+    private readonly snapshots: SuppressionSnapshots,
+  ) {}
 
   async suppressed(
     accountId: string,
@@ -48,6 +51,8 @@ export class SuppressionChecks {
   ): Promise<Map<string, string>> {
     const distinct = distinctAddresses(emails);
     if (distinct.length === 0) return new Map();
+    const snapshot = await this.snapshots.of(accountId);
+    if (snapshot) return snapshot.reasons(domain, distinct, Date.now());
     const reasons = await this.checks.submit(senderKey(accountId, domain), distinct);
     const own = new Map<string, string>();
     for (const email of distinct) {

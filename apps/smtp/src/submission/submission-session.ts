@@ -234,14 +234,19 @@ function domainOf(address: string): string {
   return address.slice(address.lastIndexOf('@') + 1).toLowerCase();
 }
 
-/** The stream's bytes, or null once they pass `maxBytes` (the rest is read and dropped). */
-async function readBounded(stream: SMTPServerDataStream, maxBytes: number): Promise<Buffer | null> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of stream) {
-    const bytes = chunk as Buffer;
-    size += bytes.length;
-    if (size <= maxBytes) chunks.push(bytes);
-  }
-  return size > maxBytes ? null : Buffer.concat(chunks, size);
+/**
+ * The stream's bytes, or null once they pass `maxBytes` (the rest is read and dropped). Read with
+ * its events: no async iterator and its promises per chunk.
+ */
+function readBounded(stream: SMTPServerDataStream, maxBytes: number): Promise<Buffer | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    stream.on('data', (bytes: Buffer) => {
+      size += bytes.length;
+      if (size <= maxBytes) chunks.push(bytes);
+    });
+    stream.once('error', reject);
+    stream.once('end', () => resolve(size > maxBytes ? null : Buffer.concat(chunks, size)));
+  });
 }

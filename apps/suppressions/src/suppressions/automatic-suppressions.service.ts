@@ -22,6 +22,7 @@ import type { SuppressionDecision } from './delivery-outcome';
 import { ProcessedEventsRepository } from './processed-events.repository';
 import type { SuppressionEntity } from './suppression.entity';
 import { toCreatedEventData } from './suppression.mapper';
+import { SuppressionChangeEvents } from './suppression-change-events';
 import { SuppressionsRepository } from './suppressions.repository';
 
 export type { AutomaticOutcome } from './automatic-batch';
@@ -48,6 +49,7 @@ export class AutomaticSuppressionsService {
     private readonly outbox: OutboxRelayService,
     private readonly processedEvents: ProcessedEventsRepository,
     private readonly suppressions: SuppressionsRepository,
+    private readonly changes: SuppressionChangeEvents,
   ) {}
 
   /**
@@ -65,7 +67,10 @@ export class AutomaticSuppressionsService {
     const { claimed, created } = await this.dataSource.transaction((manager) =>
       this.suppressIn(manager, decisions, claims),
     );
-    if (created.length > 0) this.outbox.notify();
+    if (created.length > 0) {
+      this.outbox.notify();
+      await this.changes.changed(created.map(({ suppression }) => suppression.accountId));
+    }
     for (const { suppression, itemIndex } of created) {
       const item = items[itemIndex];
       if (item) this.logCreated(item, suppression);

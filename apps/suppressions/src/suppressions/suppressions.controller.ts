@@ -8,6 +8,8 @@ import {
   DeleteSuppressionRequest,
   ListSuppressionsRequest,
   type SuppressionRecord,
+  SuppressionSnapshotRequest,
+  type SuppressionSnapshotResult,
   SuppressionsSubjects,
   WipeSuppressionsRequest,
 } from '@envoi/contracts-suppressions';
@@ -43,6 +45,11 @@ export class SuppressionsController {
   @MessagePattern(SuppressionsSubjects.check.name)
   check(@Payload() request: CheckSuppressionsRequest): Promise<CheckSuppressionsResult> {
     return this.suppressions.check(request.account_id, request.domain, request.emails);
+  }
+
+  @MessagePattern(SuppressionsSubjects.snapshot.name)
+  snapshot(@Payload() request: SuppressionSnapshotRequest): Promise<SuppressionSnapshotResult> {
+    return this.suppressions.snapshot(request.account_id, request.max);
   }
 
   @MessagePattern(SuppressionsSubjects.createAutomatic.name)

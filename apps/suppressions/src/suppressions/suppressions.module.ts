@@ -5,6 +5,7 @@ import { AutomaticSuppressionsService } from './automatic-suppressions.service';
 import { DeliveryEventsController } from './delivery-events.controller';
 import { ExpiredPurgeService } from './expired-purge.service';
 import { ProcessedEventsRepository } from './processed-events.repository';
+import { SuppressionChangeEvents } from './suppression-change-events';
 import { SuppressionsController } from './suppressions.controller';
 import { SuppressionsRepository } from './suppressions.repository';
 import { SuppressionsService } from './suppressions.service';
@@ -14,6 +15,7 @@ import { SuppressionsService } from './suppressions.service';
   providers: [
     SuppressionsService,
     SuppressionsRepository,
+    SuppressionChangeEvents,
     ProcessedEventsRepository,
     AccountDomains,
     ExpiredPurgeService,

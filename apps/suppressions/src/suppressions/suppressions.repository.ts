@@ -71,6 +71,13 @@ const CHECK_SQL = `
     AND expires_at > now()
   ORDER BY email, (domain IS NULL), created_at DESC`;
 
+/** The account's unexpired suppressions, up to $2 rows (the caller asks one more than it keeps). */
+const SNAPSHOT_SQL = `
+  SELECT email, domain, reason, expires_at
+  FROM suppressions.suppressions
+  WHERE account_id = $1 AND expires_at > now()
+  LIMIT $2`;
+
 /** Deletes matching rows, expired ones included; counts the unexpired ones (the suppressions). */
 function deleteSql(condition: string): string {
   return `
@@ -219,6 +226,26 @@ export class SuppressionsRepository {
       [accountId, emails, senderDomain],
     );
     return new Map(rows.map((row) => [row.email, row.reason]));
+  }
+
+  /** The account's unexpired suppressions, or null when it has more than `max`. */
+  async snapshot(
+    accountId: string,
+    max: number,
+  ): Promise<Array<Pick<SuppressionEntity, 'email' | 'domain' | 'reason' | 'expiresAt'>> | null> {
+    const rows = await preparedQuery<{
+      email: string;
+      domain: string | null;
+      reason: string | null;
+      expires_at: Date;
+    }>(this.dataSource.manager, SNAPSHOT_SQL, [accountId, max + 1]);
+    if (rows.length > max) return null;
+    return rows.map((row) => ({
+      email: row.email,
+      domain: row.domain,
+      reason: row.reason,
+      expiresAt: row.expires_at,
+    }));
   }
 
   /** Deletes the address's suppressions, or its one of `domain`; counts the unexpired ones. */

@@ -8,8 +8,10 @@ import {
   type CreateAutomaticSuppressionRequest,
   type CreateSuppressionBody,
   normalizeEmail,
+  SNAPSHOT_REPLY_MAX_BYTES,
   type SuppressionFilters,
   type SuppressionRecord,
+  type SuppressionSnapshotResult,
   SuppressionsStreamSubjects,
 } from '@envoi/contracts-suppressions';
 import { isUniqueViolation } from '@envoi/shared-database';
@@ -27,6 +29,7 @@ import {
   toCreatedEventData,
   toSuppressionRecord,
 } from './suppression.mapper';
+import { SuppressionChangeEvents } from './suppression-change-events';
 import {
   instant,
   listCriteria,
@@ -45,6 +48,7 @@ export class SuppressionsService {
     private readonly outbox: OutboxRelayService,
     private readonly domains: AccountDomains,
     private readonly suppressions: SuppressionsRepository,
+    private readonly changes: SuppressionChangeEvents,
   ) {}
 
   /** Unexpired suppressions, newest first; `suppressions.domain_not_found` for a domain not owned. */
@@ -106,6 +110,7 @@ export class SuppressionsService {
     const email = requireEmail(rawEmail);
     const domain = rawDomain === undefined ? undefined : requireDomain(rawDomain);
     const deleted = await this.suppressions.deleteForEmail(accountId, email, domain);
+    await this.changes.changed([accountId]);
     if (deleted === 0) throw SuppressionsException.notFound();
     return { message: deletedMessage(deleted) };
   }
@@ -115,7 +120,27 @@ export class SuppressionsService {
     const domain = rawDomain === undefined ? undefined : requireDomain(rawDomain);
     if (domain !== undefined) await this.domains.requireOwned(accountId, domain);
     const deleted = await this.suppressions.deleteForAccount(accountId, domain);
+    await this.changes.changed([accountId]);
     return { message: deletedMessage(deleted) };
+  }
+
+  /**
+   * The account's unexpired suppressions for a sender's cache; null when it has more than `max` or
+   * they would not fit SNAPSHOT_REPLY_MAX_BYTES.
+   */
+  async snapshot(accountId: string, max: number): Promise<SuppressionSnapshotResult> {
+    const rows = await this.suppressions.snapshot(accountId, max);
+    const snapshot: SuppressionSnapshotResult = {
+      suppressions:
+        rows?.map((row) => ({
+          email: row.email,
+          domain: row.domain,
+          reason: row.reason ?? '',
+          expires_at: row.expiresAt.toISOString(),
+        })) ?? null,
+    };
+    const fits = Buffer.byteLength(JSON.stringify(snapshot), 'utf8') <= SNAPSHOT_REPLY_MAX_BYTES;
+    return fits ? snapshot : { suppressions: null };
   }
 
   /** Which of the addresses may not be sent to from the sender domain (one query). */
@@ -155,6 +180,7 @@ export class SuppressionsService {
       throw error;
     }
     this.outbox.notify();
+    await this.changes.changed([suppression.accountId]);
     return suppression;
   }
 }

@@ -16,6 +16,7 @@ import {
   SuppressionsStreamSubjects,
   SuppressionsSubjects,
 } from '@envoi/contracts-suppressions';
+import { subscribeBroadcast } from '@envoi/shared-nats';
 import { pollUntil } from '@envoi/shared-testing';
 
 import { SUPPRESSING_EVENT_DURABLES } from '../../src/suppressions/delivery-events.controller';
@@ -223,6 +224,26 @@ export function automaticSuite(getApp: () => SuppressionsTestApp): void {
         suppressed: [{ email: delivery.recipient, reason: suppression?.reason }],
       });
       await expect(check(delivery, uniqueDomain())).resolves.toEqual({ suppressed: [] });
+    });
+
+    it('broadcasts the change of the account once its suppression is committed', async () => {
+      const delivery = newDelivery();
+      const changed: string[] = [];
+      const subscription = subscribeBroadcast(
+        app.connection,
+        SuppressionsSubjects.changed,
+        (event) => changed.push(event.account_id),
+        () => undefined,
+      );
+      try {
+        await publish(outcome(delivery, 'message.bounced', 'Bounced', { bounce: 'hard' }));
+
+        // The broadcast was flushed before the event was acknowledged.
+        expect(changed).toEqual([delivery.accountId]);
+        expect((await list(delivery.accountId)).data).toHaveLength(1);
+      } finally {
+        subscription.unsubscribe();
+      }
     });
 
     it('suppresses a complaining recipient for the sending domain, reason complaint, once per event', async () => {

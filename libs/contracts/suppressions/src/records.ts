@@ -22,6 +22,30 @@ export interface CheckSuppressionsResult {
   suppressed: { email: string; reason: string }[];
 }
 
+/** One unexpired suppression as a sender's cache keeps it (see SuppressionsSubjects.snapshot). */
+export interface SuppressionSnapshotEntry {
+  /** Normalised: trimmed, lowercased. */
+  email: string;
+  /** The sending domain it applies to; null: every domain of the account. */
+  domain: string | null;
+  /** `''` when it has none. */
+  reason: string;
+  expires_at: string;
+}
+
+/**
+ * Every unexpired suppression of an account, or null when it has more than the request's
+ * `max` (the sender then checks each send instead).
+ */
+export interface SuppressionSnapshotResult {
+  suppressions: SuppressionSnapshotEntry[] | null;
+}
+
+/** Broadcast once a change of the account's suppressions has committed (see SuppressionsSubjects.changed). */
+export interface SuppressionsChangedEvent {
+  account_id: string;
+}
+
 /** The answer to an automatic suppression (hard bounce, repeated failures). */
 export interface AutomaticSuppressionResult {
   /** False when an unexpired suppression already covered the address: nothing changed. */

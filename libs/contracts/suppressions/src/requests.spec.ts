@@ -179,6 +179,11 @@ describe('subjects', () => {
     expect(SuppressionsSubjects.createAutomatic.name).toBe(
       'suppressions.suppression.create-automatic.v1',
     );
+    expect(SuppressionsSubjects.snapshot.name).toBe('suppressions.suppression.snapshot.v1');
+    expect(SuppressionsSubjects.changed).toEqual({
+      kind: 'event',
+      name: 'suppressions.suppression.changed.v1',
+    });
     expect(SuppressionsStreamSubjects.created).toEqual({
       kind: 'stream',
       stream: 'EVENTS',

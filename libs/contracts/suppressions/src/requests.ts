@@ -5,10 +5,13 @@ import {
   ArrayMinSize,
   IsArray,
   IsDefined,
+  IsInt,
   IsOptional,
   IsString,
   IsUUID,
+  Max,
   MaxLength,
+  Min,
   MinLength,
   ValidateBy,
   ValidateNested,
@@ -23,6 +26,12 @@ export const DOMAIN_NAME_INPUT_MAX = 300;
 export const REASON_MAX = 255;
 /** Addresses one send-time check may ask about (a send has at most 100 recipients). */
 export const CHECK_EMAILS_MAX = 1_000;
+
+/** The most suppressions a snapshot may be asked to carry. */
+export const SNAPSHOT_SUPPRESSIONS_MAX = 1_000;
+/** A snapshot whose reply would be larger (long reasons) is answered null, as one too many. */
+export const SNAPSHOT_REPLY_MAX_BYTES = 512 * 1024;
+
 /** How long an automatic suppression lasts when the caller gives no expiry (reference: 30 days). */
 export const AUTOMATIC_SUPPRESSION_DEFAULT_DAYS = 30;
 
@@ -114,6 +123,12 @@ export class CheckSuppressionsRequest {
   @IsString({ each: true })
   @MaxLength(EMAIL_INPUT_MAX, { each: true })
   emails!: string[];
+}
+
+/** Internal, for senders' caches: the account's unexpired suppressions, up to `max`. */
+export class SuppressionSnapshotRequest {
+  @IsUUID() account_id!: string;
+  @IsInt() @Min(0) @Max(SNAPSHOT_SUPPRESSIONS_MAX) max!: number;
 }
 
 /**

@@ -1,11 +1,13 @@
 import type { MessageResponse, Page, StreamEvent } from '@envoi/contracts-core';
-import { requestSubject, streamSubject } from '@envoi/contracts-core';
+import { eventSubject, requestSubject, streamSubject } from '@envoi/contracts-core';
 
 import type {
   AutomaticSuppressionResult,
   CheckSuppressionsResult,
   SuppressionCreatedData,
   SuppressionRecord,
+  SuppressionsChangedEvent,
+  SuppressionSnapshotResult,
 } from './records';
 import type {
   CheckSuppressionsRequest,
@@ -13,6 +15,7 @@ import type {
   CreateSuppressionRequest,
   DeleteSuppressionRequest,
   ListSuppressionsRequest,
+  SuppressionSnapshotRequest,
   WipeSuppressionsRequest,
 } from './requests';
 
@@ -36,6 +39,15 @@ export const SuppressionsSubjects = {
   check: requestSubject<CheckSuppressionsRequest, CheckSuppressionsResult>(
     'suppressions.suppression.check.v1',
   ),
+  /** Internal, for senders' caches: an account's unexpired suppressions (null when too many). */
+  snapshot: requestSubject<SuppressionSnapshotRequest, SuppressionSnapshotResult>(
+    'suppressions.suppression.snapshot.v1',
+  ),
+  /**
+   * Broadcast to every replica (no queue group) once a change of an account's suppressions has
+   * committed (created, automatic, deleted, wiped): senders drop their snapshot of it.
+   */
+  changed: eventSubject<SuppressionsChangedEvent>('suppressions.suppression.changed.v1'),
   /** Internal, for delivery: hard bounce or repeated failures → suppression (idempotent). */
   createAutomatic: requestSubject<CreateAutomaticSuppressionRequest, AutomaticSuppressionResult>(
     'suppressions.suppression.create-automatic.v1',

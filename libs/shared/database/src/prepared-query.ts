@@ -3,12 +3,23 @@ import { createHash } from 'node:crypto';
 import type { PoolClient, QueryResultRow } from 'pg';
 import type { EntityManager } from 'typeorm';
 
+/** Statement texts whose names are remembered (hot statements take few shapes); then forgotten. */
+const REMEMBERED_NAMES_MAX = 1_000;
+const remembered = new Map<string, string>();
+
 /**
  * The name of a statement's server-side prepared statement: derived from its text, so one name
- * always means one text (node-postgres refuses a name reused for another text).
+ * always means one text (node-postgres refuses a name reused for another text). Remembered by
+ * text: no digest per call.
  */
 export function preparedStatementName(sql: string): string {
-  return `envoi_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`;
+  let name = remembered.get(sql);
+  if (name === undefined) {
+    name = `envoi_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`;
+    if (remembered.size >= REMEMBERED_NAMES_MAX) remembered.clear();
+    remembered.set(sql, name);
+  }
+  return name;
 }
 
 /**
