@@ -387,6 +387,31 @@ describe('DeliveriesRepository against PostgreSQL', () => {
       expect([...recorded.keys()]).toEqual([running.id]);
     });
 
+    it('counts a batch of successes over webhooks in its one statement', async () => {
+      const a = await webhook(2);
+      const b = await webhook();
+      const toA = fresh(a, 2);
+      const toB = fresh(b, 1);
+
+      const stored = await deliveries.storeFanOut(
+        {
+          attempted: [...toA, ...toB].map((delivery) => attempted(delivery, 200)),
+          unsent: [],
+          leased: [],
+          leaseMs: 1,
+        },
+        100,
+      );
+
+      expect(stored.recorded.size).toBe(3);
+      expect(await counters(a.id)).toMatchObject({
+        success_count: '2',
+        error_count: '0',
+        errors_since_last_success: 0,
+      });
+      expect(await counters(b.id)).toMatchObject({ success_count: '1', error_count: '0' });
+    });
+
     it('leaves a pair stored before, and a deleted webhook, alone and counts nothing for them', async () => {
       const hook = await webhook();
       const [first] = fresh(hook, 1);

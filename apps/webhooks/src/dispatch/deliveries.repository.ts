@@ -263,7 +263,8 @@ const SETTLE_SQL = `
 /**
  * A fan-out batch's deliveries, in one statement: each with its state after a first attempt (and
  * the attempt's row), or due now without one, or leased to the caller; a pair (event, webhook)
- * already there (a redelivered event) and a webhook deleted since are left alone.
+ * already there (a redelivered event) and a webhook deleted since are left alone. With $17 (every
+ * attempt succeeded), the webhooks' counters too: locked in id order, as LOCK_COUNTERS_SQL does.
  */
 const STORE_FAN_OUT_SQL = `
   WITH input AS (
@@ -294,6 +295,21 @@ const STORE_FAN_OUT_SQL = `
     FROM inserted JOIN input ON input.id = inserted.id
     WHERE input.attempts = 1
     ORDER BY input.ord
+  ), successes AS (
+    SELECT input.webhook_id, count(*)::int AS successes, max(input.attempted_at) AS last_at
+    FROM inserted JOIN input ON input.id = inserted.id
+    WHERE $17::boolean AND input.attempts = 1
+    GROUP BY input.webhook_id
+  ), locked AS (
+    SELECT id FROM ${S}.webhooks WHERE id IN (SELECT webhook_id FROM successes)
+    ORDER BY id
+    FOR NO KEY UPDATE
+  ), counted AS (
+    UPDATE ${S}.webhooks w
+    SET success_count = w.success_count + successes.successes, errors_since_last_success = 0,
+        last_request_at = greatest(w.last_request_at, successes.last_at)
+    FROM locked JOIN successes ON successes.webhook_id = locked.id
+    WHERE w.id = locked.id
   )
   SELECT id AS delivery_id, webhook_id, lease_token FROM inserted`;
 
@@ -363,6 +379,20 @@ interface ClaimRow {
   url: string;
   secret_ciphertext: string;
   failing: boolean;
+}
+
+interface FanOutRow {
+  delivery_id: string;
+  webhook_id: string;
+  lease_token: string | null;
+}
+
+function leaseTokensOf(rows: readonly FanOutRow[]): Map<string, string> {
+  return new Map(
+    rows.flatMap((row) =>
+      row.lease_token === null ? [] : [[row.delivery_id, row.lease_token] as const],
+    ),
+  );
 }
 
 const NO_LEASE: ClaimLimits = { perWebhook: 0, held: [], limit: 0, leaseMs: 0 };
@@ -485,39 +515,26 @@ export class DeliveriesRepository {
   }
 
   /**
-   * Stores a fan-out batch's deliveries and its first attempts, then applies those attempts to
-   * their webhooks' counters, in one transaction (see STORE_FAN_OUT_SQL).
+   * Stores a fan-out batch's deliveries and its first attempts, and applies those attempts to
+   * their webhooks' counters (see STORE_FAN_OUT_SQL): in one statement when they all succeeded,
+   * else in one transaction that applies them as recordAttempts does (failures may disable).
    */
   async storeFanOut(records: FanOutRecords, disableAfterFailures: number): Promise<StoredFanOut> {
-    const rows = [
-      ...records.attempted.map((attempt) => ({ delivery: attempt, attempt, leased: false })),
-      ...records.unsent.map((delivery) => ({ delivery, attempt: null, leased: false })),
-      ...records.leased.map((delivery) => ({ delivery, attempt: null, leased: true })),
-    ];
-    if (rows.length === 0) return { recorded: new Map(), leaseTokens: new Map() };
+    if (records.attempted.every((attempt) => attempt.succeeded)) {
+      const inserted = await this.insertFanOut(this.dataSource.manager, records, true);
+      const stored = new Set(inserted.map((row) => row.delivery_id));
+      const recorded = new Map(
+        records.attempted
+          .filter((attempt) => stored.has(attempt.id))
+          .map((attempt) => [
+            attempt.id,
+            { webhookEnabled: true, accountId: attempt.accountId } satisfies RecordedAttempt,
+          ]),
+      );
+      return { recorded, leaseTokens: leaseTokensOf(inserted) };
+    }
     return this.dataSource.transaction(async (manager) => {
-      const inserted = await preparedQuery<{
-        delivery_id: string;
-        webhook_id: string;
-        lease_token: string | null;
-      }>(manager, STORE_FAN_OUT_SQL, [
-        rows.map(({ delivery }) => delivery.id),
-        rows.map(({ delivery }) => delivery.webhookId),
-        rows.map(({ delivery }) => delivery.accountId),
-        rows.map(({ delivery }) => delivery.eventId),
-        rows.map(({ delivery }) => delivery.eventType),
-        rows.map(({ delivery }) => delivery.body),
-        rows.map(({ attempt }) => attempt?.state ?? 'pending'),
-        rows.map(({ attempt }) => (attempt ? 1 : 0)),
-        rows.map(({ attempt }) => attempt?.nextAttemptAt ?? null),
-        rows.map(({ leased }) => leased),
-        rows.map(({ attempt }) => attempt?.attemptedAt ?? null),
-        rows.map(({ attempt }) => attempt?.responseStatus ?? null),
-        rows.map(({ attempt }) => attempt?.error ?? null),
-        rows.map(({ attempt }) => attempt?.durationMs ?? null),
-        rows.map(({ attempt }) => attempt?.responseBody ?? null),
-        records.leaseMs,
-      ]);
+      const inserted = await this.insertFanOut(manager, records, false);
       const stored = new Set(inserted.map((row) => row.delivery_id));
       const recorded = await this.countAttempts(
         manager,
@@ -526,13 +543,40 @@ export class DeliveriesRepository {
           .map((attempt) => ({ ...attempt, deliveryId: attempt.id })),
         disableAfterFailures,
       );
-      const leaseTokens = new Map(
-        inserted.flatMap((row) =>
-          row.lease_token === null ? [] : [[row.delivery_id, row.lease_token] as const],
-        ),
-      );
-      return { recorded, leaseTokens };
+      return { recorded, leaseTokens: leaseTokensOf(inserted) };
     });
+  }
+
+  private async insertFanOut(
+    manager: EntityManager,
+    records: FanOutRecords,
+    countSuccesses: boolean,
+  ): Promise<FanOutRow[]> {
+    const rows = [
+      ...records.attempted.map((attempt) => ({ delivery: attempt, attempt, leased: false })),
+      ...records.unsent.map((delivery) => ({ delivery, attempt: null, leased: false })),
+      ...records.leased.map((delivery) => ({ delivery, attempt: null, leased: true })),
+    ];
+    if (rows.length === 0) return [];
+    return preparedQuery<FanOutRow>(manager, STORE_FAN_OUT_SQL, [
+      rows.map(({ delivery }) => delivery.id),
+      rows.map(({ delivery }) => delivery.webhookId),
+      rows.map(({ delivery }) => delivery.accountId),
+      rows.map(({ delivery }) => delivery.eventId),
+      rows.map(({ delivery }) => delivery.eventType),
+      rows.map(({ delivery }) => delivery.body),
+      rows.map(({ attempt }) => attempt?.state ?? 'pending'),
+      rows.map(({ attempt }) => (attempt ? 1 : 0)),
+      rows.map(({ attempt }) => attempt?.nextAttemptAt ?? null),
+      rows.map(({ leased }) => leased),
+      rows.map(({ attempt }) => attempt?.attemptedAt ?? null),
+      rows.map(({ attempt }) => attempt?.responseStatus ?? null),
+      rows.map(({ attempt }) => attempt?.error ?? null),
+      rows.map(({ attempt }) => attempt?.durationMs ?? null),
+      rows.map(({ attempt }) => attempt?.responseBody ?? null),
+      records.leaseMs,
+      countSuccesses,
+    ]);
   }
 
   /**
