@@ -38,7 +38,10 @@ export class WebhooksConfig extends OutboxEventConsumerServiceEnv {
   @IntSetting(1, 60_000) WEBHOOK_RETRY_BASE_MS: number = 1_000;
   /** Consecutive failed calls after which an endpoint is disabled. */
   @IntSetting(1, 100_000) WEBHOOK_DISABLE_AFTER_FAILURES: number = 100;
-  /** Calls in flight to one endpoint at most (over every replica); 1 while its calls fail. */
+  /**
+   * Calls in flight to one endpoint at most (1 while its calls fail): over every replica for
+   * stored deliveries, per replica for first attempts made from the stream.
+   */
   @IntSetting(1, 100) WEBHOOK_ENDPOINT_CONCURRENCY: number = 4;
   /** Calls in flight in one replica at most. */
   @IntSetting(1, 10_000) WEBHOOK_CONCURRENCY: number = 64;
