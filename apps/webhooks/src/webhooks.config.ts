@@ -60,7 +60,7 @@ export class WebhooksConfig extends OutboxEventConsumerServiceEnv {
    * database, and it is acknowledged. An endpoint with such calls, or failing, gets its events
    * through the database until they end.
    */
-  @IntSetting(10, 60_000) WEBHOOK_DIRECT_WAIT_MS: number = 500;
+  @IntSetting(10, 60_000) WEBHOOK_DIRECT_WAIT_MS: number = 1_000;
   /** Batches of events each EVENTS consumer fans out at once (their calls overlap). */
   @IntSetting(1, 64) WEBHOOK_FAN_OUT_CONCURRENCY: number = 4;
   /** How long a replica keeps an account's webhooks (changes made through it drop them at once). */
