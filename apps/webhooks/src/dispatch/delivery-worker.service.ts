@@ -142,8 +142,9 @@ export class DeliveryWorker implements OnModuleDestroy {
    */
   recordWhenEnded(attempt: DirectAttempt, leaseToken: string): void {
     const recording = attempt.ended.then(async (ended) => {
-      if (ended)
-        await this.record(attempt.delivery.id, attempt.delivery.webhookId, leaseToken, ended);
+      if (!ended) return;
+      await this.record(attempt.delivery.id, attempt.delivery.webhookId, leaseToken, ended);
+      this.claimAfterRecords();
     });
     this.inFlight.add(recording);
     void recording.finally(() => this.inFlight.delete(recording));
@@ -285,9 +286,10 @@ export class DeliveryWorker implements OnModuleDestroy {
     } finally {
       this.queues.settled(delivery.webhookId);
     }
+    this.claimAfterRecords();
   }
 
-  /** Records an attempt under its delivery's lease, then claims what is due. */
+  /** Records an attempt under its delivery's lease (logged when it cannot be). */
   private async record(
     deliveryId: string,
     webhookId: string,
@@ -306,7 +308,6 @@ export class DeliveryWorker implements OnModuleDestroy {
       // The lease runs out and the delivery is claimed again: nothing is lost.
       this.logger.warn(`delivery ${deliveryId}: the attempt was not recorded: ${String(error)}`);
     }
-    this.claimAfterRecords();
   }
 
   /**
