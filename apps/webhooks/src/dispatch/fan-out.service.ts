@@ -63,6 +63,8 @@ export class FanOutService {
     const streamed = await this.streamTargets(
       unique.map(({ event }) => event).filter((event) => sets.get(event.accountId)?.streamed),
     );
+    // Nobody subscribed: nothing to write, the pull is acknowledged as it is.
+    if (direct.length === 0 && stored.length === 0 && streamed.length === 0) return;
     await Promise.all([this.writer.write([...stored, ...streamed]), this.direct.send(direct)]);
   }
 
