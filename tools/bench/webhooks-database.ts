@@ -10,6 +10,8 @@ export interface DeliveryWritten {
   webhookId: string;
   createdAt: number;
   attempts: number;
+  /** When its first attempt was made (epoch ms); null before one was recorded. */
+  firstAttemptAt: number | null;
 }
 
 export class WebhooksDatabase {
@@ -35,9 +37,12 @@ export class WebhooksDatabase {
       webhook_id: string;
       created_at: Date;
       attempts: number;
+      first_attempt_at: Date | null;
     }>(
-      `SELECT event_id, webhook_id, created_at, attempts FROM webhooks.webhook_deliveries
-       WHERE event_id = ANY($1::text[])`,
+      `SELECT d.event_id, d.webhook_id, d.created_at, d.attempts, a.attempted_at AS first_attempt_at
+       FROM webhooks.webhook_deliveries d
+       LEFT JOIN webhooks.webhook_attempts a ON a.delivery_id = d.id AND a.attempt = 1
+       WHERE d.event_id = ANY($1::text[])`,
       [eventIds],
     );
     return rows.map((row) => ({
@@ -45,6 +50,7 @@ export class WebhooksDatabase {
       webhookId: row.webhook_id,
       createdAt: row.created_at.getTime(),
       attempts: row.attempts,
+      firstAttemptAt: row.first_attempt_at?.getTime() ?? null,
     }));
   }
 

@@ -36,8 +36,8 @@ import { WebhooksDatabase } from './webhooks-database';
 
 /**
  * `npm run bench:webhooks` (issue 15): events per second fanned out by the webhooks service from
- * the EVENTS stream to a local HTTPS receiver (stream → fan-out → deliveries in PostgreSQL →
- * worker claims, signs, POSTs), next to a bare loop in the same run that signs and POSTs the
+ * the EVENTS stream to a local HTTPS receiver (stream → fan-out signs and POSTs → deliveries and
+ * attempts stored in PostgreSQL; retries claimed from there), next to a bare loop in the same run that signs and POSTs the
  * same bodies to the same receiver with the same concurrency, without a database or a bus. Then
  * the latency from an event on the stream to its arrival at the receiver at half of Envoi's peak
  * rate (open loop). Every delivery must arrive once per subscribed endpoint.
@@ -317,6 +317,8 @@ async function stageFigures(
   const endpointOf = new Map(context.endpoints.map((endpoint) => [endpoint.webhookId, endpoint]));
   const inStream: number[] = [];
   const inWorker: number[] = [];
+  const toFirstAttempt: number[] = [];
+  const attemptToStored: number[] = [];
   for (const row of rows) {
     const written = row.createdAt - performance.timeOrigin;
     const start = publishedAt.get(row.eventId);
@@ -324,6 +326,10 @@ async function stageFigures(
     const endpoint = endpointOf.get(row.webhookId);
     const arrival = endpoint && context.receipts.firstArrival(endpoint.name, row.eventId);
     if (arrival !== undefined) inWorker.push(arrival - written);
+    if (row.firstAttemptAt === null) continue;
+    const attempted = row.firstAttemptAt - performance.timeOrigin;
+    if (start !== undefined) toFirstAttempt.push(attempted - start);
+    attemptToStored.push(written - attempted);
   }
   const stage = (name: string, values: number[]): StageFigures => ({
     stage: name,
@@ -335,6 +341,12 @@ async function stageFigures(
     stages: [
       stage('published → fan-out transaction (JetStream, consumer pull)', inStream),
       stage('fan-out transaction → at the receiver (commit, claim, sign, POST)', inWorker),
+      // A first attempt is made straight from the stream, and stored after it (negative above).
+      stage(
+        'published → first attempt started (JetStream, consumer pull, endpoint queue)',
+        toFirstAttempt,
+      ),
+      stage('first attempt started → delivery row written (call, batch, store)', attemptToStored),
     ],
     attemptsPerDelivery: rows.reduce((sum, row) => sum + row.attempts, 0) / rows.length,
   };

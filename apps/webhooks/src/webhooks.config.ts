@@ -38,7 +38,10 @@ export class WebhooksConfig extends OutboxEventConsumerServiceEnv {
   @IntSetting(1, 60_000) WEBHOOK_RETRY_BASE_MS: number = 1_000;
   /** Consecutive failed calls after which an endpoint is disabled. */
   @IntSetting(1, 100_000) WEBHOOK_DISABLE_AFTER_FAILURES: number = 100;
-  /** Calls in flight to one endpoint at most (over every replica); 1 while its calls fail. */
+  /**
+   * Calls in flight to one endpoint at most (1 while its calls fail): over every replica for
+   * stored deliveries, per replica for first attempts made from the stream.
+   */
   @IntSetting(1, 100) WEBHOOK_ENDPOINT_CONCURRENCY: number = 4;
   /** Calls in flight in one replica at most. */
   @IntSetting(1, 10_000) WEBHOOK_CONCURRENCY: number = 64;
@@ -51,6 +54,17 @@ export class WebhooksConfig extends OutboxEventConsumerServiceEnv {
    * another after this. Must exceed WEBHOOK_TIMEOUT_MS.
    */
   @IntSetting(1_000, 600_000) WEBHOOK_LEASE_MS: number = 30_000;
+  /**
+   * An event's first attempts are made straight from the stream: its batch waits this long for
+   * them before the calls still running or waiting become deliveries leased (or due) in the
+   * database, and it is acknowledged. An endpoint with such calls, or failing, gets its events
+   * through the database until they end.
+   */
+  @IntSetting(10, 60_000) WEBHOOK_DIRECT_WAIT_MS: number = 1_000;
+  /** Batches of events each EVENTS consumer fans out at once (their calls overlap). */
+  @IntSetting(1, 64) WEBHOOK_FAN_OUT_CONCURRENCY: number = 4;
+  /** How long a replica keeps an account's webhooks (changes made through it drop them at once). */
+  @IntSetting(0, 3_600_000) WEBHOOK_SUBSCRIPTION_CACHE_TTL_MS: number = 10_000;
 
   /** How often a replica deletes old deliveries and inbox entries, and how many per statement. */
   @IntSetting(50, DAY_MS) WEBHOOK_PURGE_INTERVAL_MS: number = 600_000;

@@ -200,9 +200,9 @@ describe('DeliveriesRepository against PostgreSQL', () => {
       );
 
       expect(Object.fromEntries(recorded)).toEqual({
-        [onA.id]: { webhookEnabled: true },
-        [first.id]: { webhookEnabled: true },
-        [second.id]: { webhookEnabled: true },
+        [onA.id]: { webhookEnabled: true, accountId: a.accountId },
+        [first.id]: { webhookEnabled: true, accountId: b.accountId },
+        [second.id]: { webhookEnabled: true, accountId: b.accountId },
       });
       expect(await counters(a.id)).toMatchObject({
         success_count: '0',
@@ -249,7 +249,7 @@ describe('DeliveriesRepository against PostgreSQL', () => {
         [record(x, 1, 500), record(second, 2, 200), record(g, 1, 410)],
         2,
       );
-      expect(recorded.get(x.id)).toEqual({ webhookEnabled: false });
+      expect(recorded.get(x.id)).toEqual({ webhookEnabled: false, accountId: failing.accountId });
       expect(await counters(failing.id)).toMatchObject({
         enabled: false,
         disabled_reason: 'too many consecutive failed calls',
@@ -301,5 +301,143 @@ describe('DeliveriesRepository against PostgreSQL', () => {
         webhookFailing: true,
       };
     }
+  });
+
+  describe('storeFanOut', () => {
+    interface StoredRow {
+      id: string;
+      state: string;
+      attempts: number;
+      leased: boolean;
+      due_now: boolean;
+    }
+
+    async function rowsOf(webhookId: string): Promise<StoredRow[]> {
+      return db().query<StoredRow[]>(
+        `SELECT id, state, attempts, lease_token IS NOT NULL AS leased,
+           next_attempt_at <= now() AS due_now
+         FROM webhooks.webhook_deliveries WHERE webhook_id = $1 ORDER BY seq`,
+        [webhookId],
+      );
+    }
+
+    function attempted(delivery: NewDelivery, status: number) {
+      const succeeded = status < 300;
+      return {
+        ...delivery,
+        state: succeeded ? ('delivered' as const) : ('pending' as const),
+        nextAttemptAt: succeeded ? null : new Date(Date.now() + 60_000),
+        attemptedAt: new Date(),
+        responseStatus: status,
+        error: null,
+        durationMs: 3,
+        responseBody: `answered ${status}`,
+        succeeded,
+        gone: false,
+      };
+    }
+
+    it('stores first attempts with their results, unsent deliveries due and running ones leased', async () => {
+      const hook = await webhook();
+      const [ok, failed, unsent, running] = fresh(hook, 4);
+      if (!ok || !failed || !unsent || !running) throw new Error('expected deliveries');
+
+      const stored = await deliveries.storeFanOut(
+        {
+          attempted: [attempted(ok, 200), attempted(failed, 503)],
+          unsent: [unsent],
+          leased: [running],
+          leaseMs: 60_000,
+        },
+        100,
+      );
+
+      expect(Object.fromEntries(stored.recorded)).toEqual({
+        [ok.id]: { webhookEnabled: true, accountId: hook.accountId },
+        [failed.id]: { webhookEnabled: true, accountId: hook.accountId },
+      });
+      expect([...stored.leaseTokens.keys()]).toEqual([running.id]);
+      expect(await rowsOf(hook.id)).toEqual([
+        { id: ok.id, state: 'delivered', attempts: 1, leased: false, due_now: true },
+        { id: failed.id, state: 'pending', attempts: 1, leased: false, due_now: false },
+        { id: unsent.id, state: 'pending', attempts: 0, leased: false, due_now: true },
+        { id: running.id, state: 'pending', attempts: 0, leased: true, due_now: true },
+      ]);
+      const attempts = await db().query<Array<{ delivery_id: string; attempt: number }>>(
+        `SELECT delivery_id, attempt FROM webhooks.webhook_attempts WHERE webhook_id = $1
+         ORDER BY seq`,
+        [hook.id],
+      );
+      expect(attempts).toEqual([
+        { delivery_id: ok.id, attempt: 1 },
+        { delivery_id: failed.id, attempt: 1 },
+      ]);
+      expect(await counters(hook.id)).toMatchObject({
+        success_count: '1',
+        error_count: '1',
+        errors_since_last_success: 1,
+      });
+
+      // The running call ends: its attempt is recorded under the lease it was stored with.
+      const leaseToken = stored.leaseTokens.get(running.id) ?? '';
+      const recorded = await deliveries.recordAttempts(
+        [{ ...attempted(running, 200), deliveryId: running.id, leaseToken }],
+        100,
+      );
+      expect([...recorded.keys()]).toEqual([running.id]);
+    });
+
+    it('counts a batch of successes over webhooks in its one statement', async () => {
+      const a = await webhook(2);
+      const b = await webhook();
+      const toA = fresh(a, 2);
+      const toB = fresh(b, 1);
+
+      const stored = await deliveries.storeFanOut(
+        {
+          attempted: [...toA, ...toB].map((delivery) => attempted(delivery, 200)),
+          unsent: [],
+          leased: [],
+          leaseMs: 1,
+        },
+        100,
+      );
+
+      expect(stored.recorded.size).toBe(3);
+      expect(await counters(a.id)).toMatchObject({
+        success_count: '2',
+        error_count: '0',
+        errors_since_last_success: 0,
+      });
+      expect(await counters(b.id)).toMatchObject({ success_count: '1', error_count: '0' });
+    });
+
+    it('leaves a pair stored before, and a deleted webhook, alone and counts nothing for them', async () => {
+      const hook = await webhook();
+      const [first] = fresh(hook, 1);
+      if (!first) throw new Error('expected a delivery');
+      await deliveries.insert([first]);
+      const again = { ...first, id: randomUUID() };
+      const gone = await webhook();
+      const [toGone] = fresh(gone, 1);
+      if (!toGone) throw new Error('expected a delivery');
+      await db().query('DELETE FROM webhooks.webhooks WHERE id = $1', [gone.id]);
+
+      const stored = await deliveries.storeFanOut(
+        {
+          attempted: [attempted(again, 200), attempted(toGone, 200)],
+          unsent: [],
+          leased: [],
+          leaseMs: 1,
+        },
+        100,
+      );
+
+      expect(stored.recorded.size).toBe(0);
+      expect(await rowsOf(hook.id)).toEqual([
+        { id: first.id, state: 'pending', attempts: 0, leased: false, due_now: true },
+      ]);
+      expect(await counters(hook.id)).toMatchObject({ success_count: '0', error_count: '0' });
+    });
   });
 });

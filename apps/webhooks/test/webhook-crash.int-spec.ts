@@ -16,7 +16,8 @@ const KILL_AFTER_CALLS = 40;
  * carry the same webhook-id, so a receiver that de-duplicates sees each event exactly once.
  */
 describe('webhooks service killed mid-burst', () => {
-  const rig = useWebhooksTestRig();
+  // Events in hand at the kill come back once their ack wait ends: 10 s rather than 30 s.
+  const rig = useWebhooksTestRig({ EVENTS_ACK_WAIT_MS: '10000' });
 
   it('loses nothing', async () => {
     const test = rig();

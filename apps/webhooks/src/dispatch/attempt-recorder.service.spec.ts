@@ -16,7 +16,10 @@ class FakeDeliveries {
     return new Map(
       records
         .filter((record) => record.deliveryId !== 'lost')
-        .map((record) => [record.deliveryId, { webhookEnabled: record.succeeded }]),
+        .map((record) => [
+          record.deliveryId,
+          { webhookEnabled: record.succeeded, accountId: 'account' },
+        ]),
     );
   }
 
@@ -63,8 +66,8 @@ describe('AttemptRecorder', () => {
     await batchesSeen(deliveries, 1);
     deliveries.releaseAll();
     await expect(Promise.all(results)).resolves.toEqual([
-      { webhookEnabled: true },
-      { webhookEnabled: false },
+      { webhookEnabled: true, accountId: 'account' },
+      { webhookEnabled: false, accountId: 'account' },
     ]);
     expect(deliveries.batches).toEqual([['a', 'b']]);
   });
@@ -77,7 +80,10 @@ describe('AttemptRecorder', () => {
     await first;
     await batchesSeen(deliveries, 2);
     deliveries.releaseAll();
-    await expect(Promise.all(later)).resolves.toEqual([{ webhookEnabled: true }, null]);
+    await expect(Promise.all(later)).resolves.toEqual([
+      { webhookEnabled: true, accountId: 'account' },
+      null,
+    ]);
     expect(deliveries.batches).toEqual([['a'], ['b', 'lost']]);
   });
 
@@ -107,6 +113,6 @@ describe('AttemptRecorder', () => {
     await batchesSeen(deliveries, 1);
     deliveries.releaseAll();
     await stopped;
-    await expect(result).resolves.toEqual({ webhookEnabled: true });
+    await expect(result).resolves.toEqual({ webhookEnabled: true, accountId: 'account' });
   });
 });

@@ -91,6 +91,29 @@ export interface AttemptRecord {
 export interface RecordedAttempt {
   /** The webhook's `enabled` after the attempt. */
   webhookEnabled: boolean;
+  /** The webhook's account. */
+  accountId: string;
+}
+
+/** A call made before its delivery was stored (the fan-out's first attempt), and its result. */
+export type FirstAttempt = NewDelivery & Omit<AttemptRecord, 'deliveryId' | 'leaseToken'>;
+
+/** What one fan-out batch stores of its deliveries to endpoints. */
+export interface FanOutRecords {
+  /** Called, with their results: stored with their first attempt. */
+  attempted: readonly FirstAttempt[];
+  /** Not called: stored due now, for a claim. */
+  unsent: readonly NewDelivery[];
+  /** Still being called: stored leased to the caller, who records the attempt later. */
+  leased: readonly NewDelivery[];
+  leaseMs: number;
+}
+
+/** What a fan-out batch stored: its attempts recorded, and the leases of its calls still running. */
+export interface StoredFanOut {
+  recorded: Map<string, RecordedAttempt>;
+  /** Lease tokens by delivery id (a delivery stored before is not leased again). */
+  leaseTokens: Map<string, string>;
 }
 
 const S = WEBHOOKS_SCHEMA;
@@ -237,6 +260,59 @@ const SETTLE_SQL = `
   )
   SELECT id AS delivery_id, webhook_id FROM settled`;
 
+/**
+ * A fan-out batch's deliveries, in one statement: each with its state after a first attempt (and
+ * the attempt's row), or due now without one, or leased to the caller; a pair (event, webhook)
+ * already there (a redelivered event) and a webhook deleted since are left alone. With $17 (every
+ * attempt succeeded), the webhooks' counters too: locked in id order, as LOCK_COUNTERS_SQL does.
+ */
+const STORE_FAN_OUT_SQL = `
+  WITH input AS (
+    SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::varchar[], $5::varchar[],
+      $6::text[], $7::varchar[], $8::int[], $9::timestamptz[], $10::boolean[], $11::timestamptz[],
+      $12::int[], $13::text[], $14::int[], $15::text[])
+      WITH ORDINALITY AS u(id, webhook_id, account_id, event_id, event_type, body, state, attempts,
+        next_attempt_at, leased, attempted_at, response_status, error, duration_ms, response_body,
+        ord)
+  ), inserted AS (
+    INSERT INTO ${S}.webhook_deliveries (id, webhook_id, account_id, event_id, event_type, body,
+      state, attempts, next_attempt_at, lease_until, lease_token)
+    SELECT input.id, input.webhook_id, input.account_id, input.event_id, input.event_type,
+      input.body, input.state, input.attempts, coalesce(input.next_attempt_at, now()),
+      CASE WHEN input.leased THEN now() + make_interval(secs => $16::double precision / 1000) END,
+      CASE WHEN input.leased THEN gen_random_uuid() END
+    FROM input
+    WHERE EXISTS (SELECT 1 FROM ${S}.webhooks w WHERE w.id = input.webhook_id)
+    ORDER BY input.ord
+    ON CONFLICT (event_id, webhook_id) DO NOTHING
+    RETURNING id, webhook_id, lease_token
+  ), attempt AS (
+    INSERT INTO ${S}.webhook_attempts (delivery_id, webhook_id, event_id, event_type, attempt,
+      attempted_at, response_status, error, duration_ms, response_body, next_retry_at)
+    SELECT input.id, input.webhook_id, input.event_id, input.event_type, 1, input.attempted_at,
+      input.response_status, input.error, input.duration_ms, input.response_body,
+      input.next_attempt_at
+    FROM inserted JOIN input ON input.id = inserted.id
+    WHERE input.attempts = 1
+    ORDER BY input.ord
+  ), successes AS (
+    SELECT input.webhook_id, count(*)::int AS successes, max(input.attempted_at) AS last_at
+    FROM inserted JOIN input ON input.id = inserted.id
+    WHERE $17::boolean AND input.attempts = 1
+    GROUP BY input.webhook_id
+  ), locked AS (
+    SELECT id FROM ${S}.webhooks WHERE id IN (SELECT webhook_id FROM successes)
+    ORDER BY id
+    FOR NO KEY UPDATE
+  ), counted AS (
+    UPDATE ${S}.webhooks w
+    SET success_count = w.success_count + successes.successes, errors_since_last_success = 0,
+        last_request_at = greatest(w.last_request_at, successes.last_at)
+    FROM locked JOIN successes ON successes.webhook_id = locked.id
+    WHERE w.id = locked.id
+  )
+  SELECT id AS delivery_id, webhook_id, lease_token FROM inserted`;
+
 /** The webhooks' counters, locked in id order (so two batches never wait on each other in a cycle). */
 const LOCK_COUNTERS_SQL = `
   SELECT id, account_id, name, url, errors_since_last_success, last_request_at, enabled,
@@ -303,6 +379,20 @@ interface ClaimRow {
   url: string;
   secret_ciphertext: string;
   failing: boolean;
+}
+
+interface FanOutRow {
+  delivery_id: string;
+  webhook_id: string;
+  lease_token: string | null;
+}
+
+function leaseTokensOf(rows: readonly FanOutRow[]): Map<string, string> {
+  return new Map(
+    rows.flatMap((row) =>
+      row.lease_token === null ? [] : [[row.delivery_id, row.lease_token] as const],
+    ),
+  );
 }
 
 const NO_LEASE: ClaimLimits = { perWebhook: 0, held: [], limit: 0, leaseMs: 0 };
@@ -416,26 +506,88 @@ export class DeliveriesRepository {
       );
       const webhookOf = new Map(settled.map((row) => [row.delivery_id, row.webhook_id]));
       const counted = records.filter((record) => webhookOf.has(record.deliveryId));
-      const enabled = await this.countAttempts(
+      return this.countAttempts(
         manager,
         counted.map((record) => ({ ...record, webhookId: webhookOf.get(record.deliveryId) ?? '' })),
         disableAfterFailures,
       );
-      return new Map(
-        counted.map((record) => [
-          record.deliveryId,
-          { webhookEnabled: enabled.get(webhookOf.get(record.deliveryId) ?? '') ?? false },
-        ]),
-      );
     });
   }
 
-  /** Applies the attempts to their webhooks' counters; answers each webhook's `enabled` after. */
+  /**
+   * Stores a fan-out batch's deliveries and its first attempts, and applies those attempts to
+   * their webhooks' counters (see STORE_FAN_OUT_SQL): in one statement when they all succeeded,
+   * else in one transaction that applies them as recordAttempts does (failures may disable).
+   */
+  async storeFanOut(records: FanOutRecords, disableAfterFailures: number): Promise<StoredFanOut> {
+    if (records.attempted.every((attempt) => attempt.succeeded)) {
+      const inserted = await this.insertFanOut(this.dataSource.manager, records, true);
+      const stored = new Set(inserted.map((row) => row.delivery_id));
+      const recorded = new Map(
+        records.attempted
+          .filter((attempt) => stored.has(attempt.id))
+          .map((attempt) => [
+            attempt.id,
+            { webhookEnabled: true, accountId: attempt.accountId } satisfies RecordedAttempt,
+          ]),
+      );
+      return { recorded, leaseTokens: leaseTokensOf(inserted) };
+    }
+    return this.dataSource.transaction(async (manager) => {
+      const inserted = await this.insertFanOut(manager, records, false);
+      const stored = new Set(inserted.map((row) => row.delivery_id));
+      const recorded = await this.countAttempts(
+        manager,
+        records.attempted
+          .filter((attempt) => stored.has(attempt.id))
+          .map((attempt) => ({ ...attempt, deliveryId: attempt.id })),
+        disableAfterFailures,
+      );
+      return { recorded, leaseTokens: leaseTokensOf(inserted) };
+    });
+  }
+
+  private async insertFanOut(
+    manager: EntityManager,
+    records: FanOutRecords,
+    countSuccesses: boolean,
+  ): Promise<FanOutRow[]> {
+    const rows = [
+      ...records.attempted.map((attempt) => ({ delivery: attempt, attempt, leased: false })),
+      ...records.unsent.map((delivery) => ({ delivery, attempt: null, leased: false })),
+      ...records.leased.map((delivery) => ({ delivery, attempt: null, leased: true })),
+    ];
+    if (rows.length === 0) return [];
+    return preparedQuery<FanOutRow>(manager, STORE_FAN_OUT_SQL, [
+      rows.map(({ delivery }) => delivery.id),
+      rows.map(({ delivery }) => delivery.webhookId),
+      rows.map(({ delivery }) => delivery.accountId),
+      rows.map(({ delivery }) => delivery.eventId),
+      rows.map(({ delivery }) => delivery.eventType),
+      rows.map(({ delivery }) => delivery.body),
+      rows.map(({ attempt }) => attempt?.state ?? 'pending'),
+      rows.map(({ attempt }) => (attempt ? 1 : 0)),
+      rows.map(({ attempt }) => attempt?.nextAttemptAt ?? null),
+      rows.map(({ leased }) => leased),
+      rows.map(({ attempt }) => attempt?.attemptedAt ?? null),
+      rows.map(({ attempt }) => attempt?.responseStatus ?? null),
+      rows.map(({ attempt }) => attempt?.error ?? null),
+      rows.map(({ attempt }) => attempt?.durationMs ?? null),
+      rows.map(({ attempt }) => attempt?.responseBody ?? null),
+      records.leaseMs,
+      countSuccesses,
+    ]);
+  }
+
+  /**
+   * Applies the attempts to their webhooks' counters; answers, by delivery id, each one's webhook
+   * `enabled` after them all.
+   */
   private async countAttempts(
     manager: EntityManager,
-    attempts: ReadonlyArray<CountedAttempt & { webhookId: string }>,
+    attempts: ReadonlyArray<CountedAttempt & { webhookId: string; deliveryId: string }>,
     disableAfterFailures: number,
-  ): Promise<Map<string, boolean>> {
+  ): Promise<Map<string, RecordedAttempt>> {
     const webhookIds = [...new Set(attempts.map((attempt) => attempt.webhookId))];
     if (webhookIds.length === 0) return new Map();
     const rows = await preparedQuery<CountersRow>(manager, LOCK_COUNTERS_SQL, [webhookIds]);
@@ -467,7 +619,18 @@ export class DeliveriesRepository {
         DISABLED_SUBJECT.name,
       ]);
     }
-    return new Map(updated.map(({ id, after }) => [id, after.enabled]));
+    const after = new Map(
+      updated.map(({ id, row, after }) => [
+        id,
+        { webhookEnabled: after.enabled, accountId: row.account_id },
+      ]),
+    );
+    return new Map(
+      attempts.flatMap((attempt) => {
+        const recorded = after.get(attempt.webhookId);
+        return recorded ? [[attempt.deliveryId, recorded] as const] : [];
+      }),
+    );
   }
 
   /** Gives leased deliveries back unsent, for any replica's next claim. */

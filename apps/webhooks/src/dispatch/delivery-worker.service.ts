@@ -5,13 +5,16 @@ import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 
 import { WebhooksConfig } from '../webhooks.config';
 import { WebhookSecretCipher } from '../webhooks/webhook-secret-cipher';
+import { WebhookSubscriptions } from '../webhooks/webhook-subscriptions.service';
 import { attemptOutcome } from './attempt-outcome';
 import { AttemptRecorder } from './attempt-recorder.service';
 import {
   type ClaimedDelivery,
   type ClaimLimits,
   DeliveriesRepository,
+  type RecordedAttempt,
 } from './deliveries.repository';
+import { DirectAttempt, type DirectDelivery, type EndedCall } from './direct-attempt';
 import { EndpointQueues } from './endpoint-queues';
 import { type TransportResult, WebhookTransport } from './webhook-transport';
 
@@ -40,11 +43,18 @@ export function leaseWaitMs(leaseMs: number, timeoutMs: number): number {
  * here (`sendLeasedBy`), without a claim. A call's result is recorded under the delivery's lease,
  * in batches (AttemptRecorder); a replica that dies leaves its leased deliveries to be claimed
  * again once their leases end, one that stops gives back those it has not called.
+ *
+ * First attempts made straight from the stream (`attemptNow`, see DirectFanOut) share the same
+ * queues and limits; their results go back to the fan-out, which stores them.
  */
 @Injectable()
 export class DeliveryWorker implements OnModuleDestroy {
   private readonly logger = new Logger(DeliveryWorker.name);
   private readonly inFlight = new Set<Promise<void>>();
+  /** First attempts not ended yet, by delivery id. */
+  private readonly directs = new Map<string, DirectAttempt>();
+  /** Whether each endpoint's last call from this replica succeeded. */
+  private readonly lastCallSucceeded = new Map<string, boolean>();
   /** Leases being taken by fan-out INSERTs for this replica (sendLeasedBy). */
   private readonly leasing = new Set<Promise<ClaimedDelivery[]>>();
   private readonly queues: EndpointQueues;
@@ -65,6 +75,7 @@ export class DeliveryWorker implements OnModuleDestroy {
     private readonly recorder: AttemptRecorder,
     cipher: WebhookSecretCipher,
     private readonly transport: WebhookTransport,
+    private readonly subscriptions: WebhookSubscriptions,
   ) {
     this.secrets = new OpenedSecrets((id, secretCiphertext) =>
       cipher.open({ id, secretCiphertext }),
@@ -89,10 +100,75 @@ export class DeliveryWorker implements OnModuleDestroy {
     // A fan-out's INSERT may be leasing for this replica right now: what it leases is queued
     // (never called once stopping) and given back with the rest.
     await Promise.allSettled([...this.leasing]);
-    await this.deliveries.releaseLeases(this.queues.drain()).catch((error: unknown) => {
-      this.logger.warn(`giving back leased deliveries failed: ${String(error)}`);
-    });
+    const drained = this.queues.drain();
+    await this.deliveries
+      .releaseLeases(drained.filter((delivery) => !this.directs.has(delivery.id)))
+      .catch((error: unknown) => {
+        this.logger.warn(`giving back leased deliveries failed: ${String(error)}`);
+      });
+    // Never called: their fan-out stores them due.
+    for (const delivery of drained) this.endDirect(delivery.id, null);
     await Promise.allSettled([...this.inFlight]);
+  }
+
+  /**
+   * Makes the deliveries' first attempts, not stored yet, within the endpoints' limits (each after
+   * those already waiting for its endpoint).
+   */
+  attemptNow(deliveries: readonly DirectDelivery[]): DirectAttempt[] {
+    const attempts = deliveries.map((delivery) => new DirectAttempt(delivery));
+    if (this.stopping) {
+      for (const attempt of attempts) attempt.end(null);
+      return attempts;
+    }
+    for (const attempt of attempts) {
+      this.directs.set(attempt.delivery.id, attempt);
+      // Not leased: nothing runs out while it waits.
+      this.queues.add(attempt.queued(), Number.POSITIVE_INFINITY);
+    }
+    this.startCalls();
+    return attempts;
+  }
+
+  /** Takes back the attempts still waiting for their turn: they end unsent. */
+  takeBack(attempts: readonly DirectAttempt[]): void {
+    const ids = new Set(attempts.map((attempt) => attempt.delivery.id));
+    for (const delivery of this.queues.withdraw(ids)) this.endDirect(delivery.id, null);
+  }
+
+  /**
+   * Records the attempt under the lease its delivery was stored with, once its call ends (nothing
+   * when it is never called: the lease runs out and the delivery is claimed).
+   */
+  recordWhenEnded(attempt: DirectAttempt, leaseToken: string): void {
+    const recording = attempt.ended.then(async (ended) => {
+      if (!ended) return;
+      await this.record(attempt.delivery.id, attempt.delivery.webhookId, leaseToken, ended);
+      this.claimAfterRecords();
+    });
+    this.inFlight.add(recording);
+    void recording.finally(() => this.inFlight.delete(recording));
+  }
+
+  /** The endpoint's calls fail: its last one from this replica did, or else `stored` says so. */
+  isFailing(webhookId: string, stored: boolean): boolean {
+    const succeeded = this.lastCallSucceeded.get(webhookId);
+    return succeeded === undefined ? stored : !succeeded;
+  }
+
+  /** A stored attempt disabled its webhook: no more events go to it. */
+  noteRecorded(webhookId: string, recorded: RecordedAttempt | undefined): void {
+    if (!recorded || recorded.webhookEnabled) return;
+    this.logger.warn(`webhook ${webhookId} disabled`);
+    this.subscriptions.changed([recorded.accountId]);
+  }
+
+  private endDirect(deliveryId: string, ended: EndedCall | null): boolean {
+    const attempt = this.directs.get(deliveryId);
+    if (!attempt) return false;
+    this.directs.delete(deliveryId);
+    attempt.end(ended);
+    return true;
   }
 
   /**
@@ -126,7 +202,8 @@ export class DeliveryWorker implements OnModuleDestroy {
     return waitMs >= this.config.WEBHOOK_TIMEOUT_MS ? LEASES_PER_CALL : 1;
   }
 
-  private leaseMs(): number {
+  /** How long a delivery leased to this replica stays its own. */
+  leaseMs(): number {
     // A lease shorter than a call would hand a call still in flight to another replica.
     return Math.max(this.config.WEBHOOK_LEASE_MS, this.config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS);
   }
@@ -169,7 +246,8 @@ export class DeliveryWorker implements OnModuleDestroy {
 
   private startCalls(): void {
     if (this.stopping) return;
-    const { start } = this.queues.next(Date.now());
+    const { start, dropped } = this.queues.next(Date.now());
+    for (const delivery of dropped) this.endDirect(delivery.id, null);
     for (const delivery of start) {
       const call = this.send(delivery);
       this.inFlight.add(call);
@@ -192,31 +270,51 @@ export class DeliveryWorker implements OnModuleDestroy {
       new Date(),
     );
     this.queues.callEnded(delivery.webhookId, outcome.succeeded);
+    this.lastCallSucceeded.set(delivery.webhookId, outcome.succeeded);
     this.startCalls();
+    if (this.directs.has(delivery.id)) {
+      // A first attempt: its fan-out stores it.
+      this.queues.settled(delivery.webhookId);
+      this.endDirect(delivery.id, { outcome, attemptedAt });
+      return;
+    }
     try {
-      const recorded = await this.recorder.record({
-        deliveryId: delivery.id,
-        leaseToken: delivery.leaseToken,
+      await this.record(delivery.id, delivery.webhookId, delivery.leaseToken, {
+        outcome,
         attemptedAt,
-        ...outcome,
       });
-      if (recorded && !recorded.webhookEnabled && !outcome.succeeded) {
-        this.logger.warn(`webhook ${delivery.webhookId} disabled after attempt ${attempt}`);
-      }
-    } catch (error) {
-      // The lease runs out and the delivery is claimed again: nothing is lost.
-      this.logger.warn(`delivery ${delivery.id}: the attempt was not recorded: ${String(error)}`);
     } finally {
       this.queues.settled(delivery.webhookId);
     }
     this.claimAfterRecords();
   }
 
+  /** Records an attempt under its delivery's lease (logged when it cannot be). */
+  private async record(
+    deliveryId: string,
+    webhookId: string,
+    leaseToken: string,
+    { outcome, attemptedAt }: EndedCall,
+  ): Promise<void> {
+    try {
+      const recorded = await this.recorder.record({
+        deliveryId,
+        leaseToken,
+        attemptedAt,
+        ...outcome,
+      });
+      if (!outcome.succeeded) this.noteRecorded(webhookId, recorded ?? undefined);
+    } catch (error) {
+      // The lease runs out and the delivery is claimed again: nothing is lost.
+      this.logger.warn(`delivery ${deliveryId}: the attempt was not recorded: ${String(error)}`);
+    }
+  }
+
   /**
    * Claims once the attempts recorded in the same batch have all given their places back: their
    * continuations run one after the other in this turn, and the claim starts after the last.
    */
-  private claimAfterRecords(): void {
+  claimAfterRecords(): void {
     if (this.stopping || this.claimAsked) return;
     this.claimAsked = true;
     queueMicrotask(() => {

@@ -5,6 +5,7 @@ import { WebhooksModule } from '../webhooks/webhooks.module';
 import { AttemptRecorder } from './attempt-recorder.service';
 import { DeliveriesRepository } from './deliveries.repository';
 import { DeliveryWorker } from './delivery-worker.service';
+import { DirectFanOut } from './direct-fan-out';
 import { FanOutController } from './fan-out.controller';
 import { FanOutService } from './fan-out.service';
 import { RetentionPurgeService } from './retention-purge.service';
@@ -20,6 +21,7 @@ import { GuardedWebhookTransport, WebhookTransport } from './webhook-transport';
     FanOutService,
     FanOutController,
     DeliveryWorker,
+    DirectFanOut,
     RetentionPurgeService,
     WebhookEventWriter,
     { provide: WebhookTransport, useClass: GuardedWebhookTransport },

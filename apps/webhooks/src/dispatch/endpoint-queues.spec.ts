@@ -37,6 +37,19 @@ describe('EndpointQueues', () => {
     expect(ids(queues.next(0).start)).toEqual([a[2]?.id]);
   });
 
+  it('withdraws the listed deliveries that still wait, never one in a call', () => {
+    const queues = new EndpointQueues({ perEndpoint: 1, calls: 10 });
+    const a = [delivery('a'), delivery('a'), delivery('a')];
+    for (const next of a) queues.add(next, later);
+    expect(ids(queues.next(0).start)).toEqual([a[0]?.id]);
+
+    const withdrawn = queues.withdraw(new Set(ids(a.slice(0, 2))));
+    expect(ids(withdrawn)).toEqual([a[1]?.id]);
+    expect(queues.leases()).toBe(2);
+    queues.callEnded('a', true);
+    expect(ids(queues.next(0).start)).toEqual([a[2]?.id]);
+  });
+
   it('holds to the calls allowed in all, serving the endpoints in turn', () => {
     const queues = new EndpointQueues({ perEndpoint: 4, calls: 2 });
     for (const webhookId of ['a', 'a', 'b', 'b']) queues.add(delivery(webhookId), later);

@@ -108,6 +108,22 @@ export class EndpointQueues {
     if (endpoint.leases === 0) this.endpoints.delete(webhookId);
   }
 
+  /** Takes the listed deliveries out while they still wait (their leases counted out). */
+  withdraw(ids: ReadonlySet<string>): ClaimedDelivery[] {
+    const withdrawn: ClaimedDelivery[] = [];
+    for (const [webhookId, endpoint] of [...this.endpoints]) {
+      const kept = endpoint.waiting.filter((entry) => !ids.has(entry.delivery.id));
+      if (kept.length === endpoint.waiting.length) continue;
+      const taken = endpoint.waiting.filter((entry) => ids.has(entry.delivery.id));
+      endpoint.waiting = kept;
+      for (const { delivery } of taken) {
+        withdrawn.push(delivery);
+        this.settled(webhookId);
+      }
+    }
+    return withdrawn;
+  }
+
   /** Takes every waiting delivery out (their leases counted out), for a replica that stops. */
   drain(): ClaimedDelivery[] {
     const drained: ClaimedDelivery[] = [];

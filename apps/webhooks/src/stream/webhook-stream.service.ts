@@ -4,6 +4,7 @@ import { type ListenerStreamAccess, ListenerStreamStore } from '@envoi/shared-li
 import { Injectable } from '@nestjs/common';
 
 import { assertTargetGranted } from '../webhooks/webhook-rules';
+import { WebhookSubscriptions } from '../webhooks/webhook-subscriptions.service';
 import { WebhooksException } from '../webhooks/webhooks.exception';
 import { WebhooksRepository } from '../webhooks/webhooks.repository';
 import { WebhooksService } from '../webhooks/webhooks.service';
@@ -33,6 +34,7 @@ export class WebhookStreamService implements ListenerStreamAccess {
     private readonly webhooksService: WebhooksService,
     private readonly webhooks: WebhooksRepository,
     private readonly store: ListenerStreamStore,
+    private readonly subscriptions: WebhookSubscriptions,
   ) {}
 
   /** `granted` as in WebhooksService.update: an existing webhook needs the rights to update it. */
@@ -47,6 +49,7 @@ export class WebhookStreamService implements ListenerStreamAccess {
     }
     await this.requireGranted(accountId, webhookId, granted);
     await this.store.markStreamed(webhookId);
+    this.subscriptions.changed([accountId]);
     return { webhook_id: webhookId };
   }
 

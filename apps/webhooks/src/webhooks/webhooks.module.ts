@@ -3,6 +3,7 @@ import { Module } from '@nestjs/common';
 import { WebhooksConfig } from '../webhooks.config';
 import { AccountDomains } from './account-domains.service';
 import { WebhookSecretCipher } from './webhook-secret-cipher';
+import { WebhookSubscriptions } from './webhook-subscriptions.service';
 import { WebhooksController } from './webhooks.controller';
 import { WebhooksRepository } from './webhooks.repository';
 import { WebhooksService } from './webhooks.service';
@@ -19,7 +20,8 @@ import { WebhooksService } from './webhooks.service';
     WebhooksService,
     WebhooksRepository,
     AccountDomains,
+    WebhookSubscriptions,
   ],
-  exports: [WebhooksRepository, WebhookSecretCipher, WebhooksService],
+  exports: [WebhooksRepository, WebhookSecretCipher, WebhooksService, WebhookSubscriptions],
 })
 export class WebhooksModule {}

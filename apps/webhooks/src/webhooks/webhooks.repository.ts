@@ -9,6 +9,7 @@ import { WebhookEntity } from './webhook.entity';
 import { WebhookDomainEntity } from './webhook-domain.entity';
 import { FLAG_PROPERTIES } from './webhook-flags';
 import type { WebhookTarget } from './webhook-rules';
+import { WebhookSubscriptions } from './webhook-subscriptions.service';
 
 /** A stored webhook with the domains it is linked to (`[]` for a global one). */
 export interface StoredWebhook {
@@ -45,10 +46,16 @@ function restrictToDomains(
   );
 }
 
-/** The statements on webhooks.webhooks and webhooks.webhook_domains. */
+/**
+ * The statements on webhooks.webhooks and webhooks.webhook_domains. Each change, once committed,
+ * drops the account's cached subscriptions (WebhookSubscriptions).
+ */
 @Injectable()
 export class WebhooksRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly subscriptions: WebhookSubscriptions,
+  ) {}
 
   /** The account's webhooks matching the filters, newest first, with their domains. */
   async page(
@@ -101,12 +108,14 @@ export class WebhooksRepository {
   }
 
   async insert(fields: NewWebhook): Promise<StoredWebhook> {
-    return this.dataSource.transaction(async (manager) => {
+    const stored = await this.dataSource.transaction(async (manager) => {
       const { domains, ...columns } = fields;
       await manager.insert(WebhookEntity, columns);
       await this.replaceDomains(manager, fields.id, fields.accountId, domains);
       return this.reread(manager, fields.id);
     });
+    this.subscriptions.changed([fields.accountId]);
+    return stored;
   }
 
   /**
@@ -119,7 +128,7 @@ export class WebhooksRepository {
     restriction: readonly string[] | undefined,
     decide: (current: StoredWebhook) => Promise<WebhookChanges> | WebhookChanges,
   ): Promise<StoredWebhook | null> {
-    return this.dataSource.transaction(async (manager) => {
+    const updated = await this.dataSource.transaction(async (manager) => {
       const current = await this.find(accountId, webhookId, restriction, manager, true);
       if (!current) return null;
       const { domains, ...columns } = await decide(current);
@@ -127,6 +136,8 @@ export class WebhooksRepository {
       await this.replaceDomains(manager, webhookId, accountId, domains);
       return this.reread(manager, webhookId);
     });
+    if (updated) this.subscriptions.changed([accountId]);
+    return updated;
   }
 
   /** Deletes the webhook (its domains go with it); false when there is none the restriction sees. */
@@ -135,12 +146,14 @@ export class WebhooksRepository {
     webhookId: string,
     restriction: readonly string[] | undefined,
   ): Promise<boolean> {
-    return this.dataSource.transaction(async (manager) => {
+    const deleted = await this.dataSource.transaction(async (manager) => {
       const found = await this.find(accountId, webhookId, restriction, manager, true);
       if (!found) return false;
       await manager.delete(WebhookEntity, { id: webhookId });
       return true;
     });
+    if (deleted) this.subscriptions.changed([accountId]);
+    return deleted;
   }
 
   /** The webhook as stored, domains in the order every read answers them. */

@@ -1,0 +1,95 @@
+import { Injectable } from '@nestjs/common';
+
+import { WebhooksConfig } from '../webhooks.config';
+import type { SubscribedEndpoint } from '../webhooks/subscription-set';
+import { DeliveriesRepository, type FirstAttempt } from './deliveries.repository';
+import { DeliveryWorker } from './delivery-worker.service';
+import type { DirectAttempt, DirectDelivery } from './direct-attempt';
+
+/** Resolves once every attempt ended, or after `ms`, whichever comes first. */
+async function endedWithin(attempts: readonly DirectAttempt[], ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.all(attempts.map((attempt) => attempt.ended)),
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]);
+  clearTimeout(timer);
+}
+
+/**
+ * First attempts straight from the stream: a batch's deliveries are called at once (within the
+ * endpoints' limits, DeliveryWorker), then stored with their results in one transaction before
+ * the batch is acknowledged. Calls still running after WEBHOOK_DIRECT_WAIT_MS are stored leased
+ * (recorded when they end), those still waiting are stored due, for a claim; until those calls
+ * end, and while its calls fail, an endpoint gets its events through the database. A crash
+ * between a call and its record leaves the batch unacknowledged: JetStream hands it over again
+ * and the endpoint may get the same webhook-id twice (at least once, as documented).
+ */
+@Injectable()
+export class DirectFanOut {
+  /** Calls per endpoint that outlasted their batch's wait and are still running. */
+  private readonly lateCalls = new Map<string, number>();
+
+  constructor(
+    private readonly config: WebhooksConfig,
+    private readonly deliveries: DeliveriesRepository,
+    private readonly worker: DeliveryWorker,
+  ) {}
+
+  /** Whether the endpoint's next first attempt may be made from the stream. */
+  takes(endpoint: SubscribedEndpoint): boolean {
+    return (
+      !this.lateCalls.has(endpoint.webhookId) &&
+      !this.worker.isFailing(endpoint.webhookId, endpoint.failing)
+    );
+  }
+
+  async send(deliveries: readonly DirectDelivery[]): Promise<void> {
+    if (deliveries.length === 0) return;
+    const attempts = this.worker.attemptNow(deliveries);
+    await endedWithin(attempts, this.config.WEBHOOK_DIRECT_WAIT_MS);
+    this.worker.takeBack(attempts.filter((attempt) => attempt.outcome === undefined));
+    const late = attempts.filter((attempt) => attempt.outcome === undefined);
+    for (const attempt of late) this.lateCallStarted(attempt);
+    const attempted = attempts.flatMap((attempt): FirstAttempt[] => {
+      const ended = attempt.outcome;
+      return ended
+        ? [{ ...attempt.delivery, attemptedAt: ended.attemptedAt, ...ended.outcome }]
+        : [];
+    });
+    const stored = await this.deliveries.storeFanOut(
+      {
+        attempted,
+        unsent: attempts
+          .filter((attempt) => attempt.outcome === null)
+          .map(({ delivery }) => delivery),
+        leased: late.map(({ delivery }) => delivery),
+        leaseMs: this.worker.leaseMs(),
+      },
+      this.config.WEBHOOK_DISABLE_AFTER_FAILURES,
+    );
+    for (const attempt of late) {
+      const leaseToken = stored.leaseTokens.get(attempt.delivery.id);
+      if (leaseToken) this.worker.recordWhenEnded(attempt, leaseToken);
+    }
+    for (const attempt of attempted) {
+      if (!attempt.succeeded)
+        this.worker.noteRecorded(attempt.webhookId, stored.recorded.get(attempt.id));
+    }
+    if (attempted.length < attempts.length || attempted.some((attempt) => !attempt.succeeded)) {
+      this.worker.claimAfterRecords();
+    }
+  }
+
+  private lateCallStarted(attempt: DirectAttempt): void {
+    const { webhookId } = attempt.delivery;
+    this.lateCalls.set(webhookId, (this.lateCalls.get(webhookId) ?? 0) + 1);
+    void attempt.ended.then(() => {
+      const left = (this.lateCalls.get(webhookId) ?? 1) - 1;
+      if (left > 0) this.lateCalls.set(webhookId, left);
+      else this.lateCalls.delete(webhookId);
+    });
+  }
+}
