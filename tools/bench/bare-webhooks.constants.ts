@@ -16,6 +16,8 @@ export interface BareWebhooksRunRequest {
   count: number;
   /** POSTs in flight at once (Envoi's: endpoints × WEBHOOK_ENDPOINT_CONCURRENCY). */
   concurrency: number;
+  /** POSTs in flight to one endpoint at once (Envoi's WEBHOOK_ENDPOINT_CONCURRENCY). */
+  endpointConcurrency: number;
   /** The receiver's certificate (self-signed), trusted as the only CA. */
   ca: string;
 }

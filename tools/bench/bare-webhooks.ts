@@ -14,8 +14,8 @@ import { endpointsOf, streamEvent, webhookBodyOf } from './webhook-bench-events'
  * The bare block of the webhooks benchmark: the same deliveries as Envoi's (each event's body for
  * each endpoint it reaches), signed as Standard Webhooks says (HMAC-SHA256 of
  * `{id}.{timestamp}.{body}` keyed by the secret's UTF-8 bytes) and POSTed over HTTPS keep-alive
- * to the same receiver with as many calls in flight as Envoi allows itself, without a database or
- * a bus. Its own process, runs over IPC (`{type: BARE_WEBHOOKS_RUN, …}` in, `{type:
+ * to the same receiver with as many calls in flight as Envoi allows itself (in all and to one
+ * endpoint), without a database or a bus. Its own process, runs over IPC (`{type: BARE_WEBHOOKS_RUN, …}` in, `{type:
  * BARE_WEBHOOKS_RESULT, …}` out); each run warms up on the same connections first.
  */
 
@@ -80,31 +80,48 @@ function post(call: Call, agent: https.Agent): Promise<void> {
   });
 }
 
-function postAll(
+/**
+ * Every call, with at most `endpointConcurrency` in flight to one endpoint (as Envoi caps its
+ * calls to an endpoint) and `concurrency` in all.
+ */
+async function postAll(
   all: readonly Call[],
-  concurrency: number,
+  request: BareWebhooksRunRequest,
   agent: https.Agent,
   deadline: AbortSignal,
 ): Promise<PoolOutcome> {
-  return runPool(all.length, concurrency, deadline, async (index) => {
-    const call = all[index];
-    if (call) await post(call, agent);
-  });
+  const byEndpoint = new Map<string, Call[]>();
+  for (const call of all) {
+    const calls = byEndpoint.get(call.url) ?? [];
+    calls.push(call);
+    byEndpoint.set(call.url, calls);
+  }
+  const perEndpoint = Math.max(
+    1,
+    Math.min(request.endpointConcurrency, Math.floor(request.concurrency / byEndpoint.size)),
+  );
+  const outcomes = await Promise.all(
+    [...byEndpoint.values()].map((calls) =>
+      runPool(calls.length, perEndpoint, deadline, async (index) => {
+        const call = calls[index];
+        if (call) await post(call, agent);
+      }),
+    ),
+  );
+  return {
+    errors: outcomes.reduce((sum, outcome) => sum + outcome.errors, 0),
+    firstError: outcomes.find((outcome) => outcome.firstError !== null)?.firstError ?? null,
+  };
 }
 
 async function run(request: BareWebhooksRunRequest): Promise<BareWebhooksRunResult> {
   const agent = new https.Agent({ keepAlive: true, ca: request.ca });
   const deadline = AbortSignal.timeout(RUN_LIMIT_MS);
   try {
-    const warm = await postAll(
-      calls(request, request.warmup).calls,
-      request.concurrency,
-      agent,
-      deadline,
-    );
+    const warm = await postAll(calls(request, request.warmup).calls, request, agent, deadline);
     const cpuBefore = process.cpuUsage();
     const measured = calls(request, request.count);
-    const sent = await postAll(measured.calls, request.concurrency, agent, deadline);
+    const sent = await postAll(measured.calls, request, agent, deadline);
     const cpu = process.cpuUsage(cpuBefore);
     return {
       type: BARE_WEBHOOKS_RESULT,

@@ -37,10 +37,11 @@ import { WebhooksDatabase } from './webhooks-database';
 /**
  * `npm run bench:webhooks` (issue 15): events per second fanned out by the webhooks service from
  * the EVENTS stream to a local HTTPS receiver (stream → fan-out signs and POSTs → deliveries and
- * attempts stored in PostgreSQL; retries claimed from there), next to a bare loop in the same run that signs and POSTs the
- * same bodies to the same receiver with the same concurrency, without a database or a bus. Then
- * the latency from an event on the stream to its arrival at the receiver at half of Envoi's peak
- * rate (open loop). Every delivery must arrive once per subscribed endpoint.
+ * attempts stored in PostgreSQL; retries claimed from there), next to a bare loop in the same run
+ * that signs and POSTs the same bodies to the same receiver with the same concurrency (in all and
+ * per endpoint), without a database or a bus. Then the latency from an event on the stream to its
+ * arrival at the receiver at half of Envoi's peak rate (open loop). Every delivery must arrive once
+ * per subscribed endpoint.
  */
 
 const SETTINGS = {
@@ -192,6 +193,7 @@ async function runBare(
       warmup: SETTINGS.bareWarmupEvents,
       count: SETTINGS.events,
       concurrency,
+      endpointConcurrency: SETTINGS.endpointConcurrency,
       ca,
     },
     SETTINGS.runTimeoutMs + 10_000,
