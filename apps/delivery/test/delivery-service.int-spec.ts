@@ -368,9 +368,14 @@ describe('delivery service', () => {
 
   it('aborts a session still running after the grace period when it stops, and hands its job back', async () => {
     const app = get();
-    // A short grace period, and a socket timeout longer than the server's slowness.
-    const slowServer = { SHUTDOWN_GRACE_MS: '300', SMTP_SOCKET_TIMEOUT_MS: '20000' };
+    // A short grace period; a socket timeout and an attempt deadline longer than the server's
+    // slowness.
     const rcptDelayMs = 8_000;
+    const slowServer = {
+      SHUTDOWN_GRACE_MS: '300',
+      SMTP_SOCKET_TIMEOUT_MS: '20000',
+      SMTP_ATTEMPT_TIMEOUT_MS: '20000',
+    };
     await app.service.close();
     await app.startService(slowServer);
     try {
