@@ -6,6 +6,8 @@ module.exports = {
   testMatch: ['<rootDir>/apps/e2e/src/**/*.e2e-spec.ts'],
   globalSetup: '<rootDir>/apps/e2e/src/support/global-setup.ts',
   globalTeardown: '<rootDir>/apps/e2e/src/support/global-teardown.ts',
-  testTimeout: 60000,
+  // A hang detector, not a speed check (specs bound their own waits).
+  testTimeout: 120000,
+  // One spec at a time: they share the one platform.
   maxWorkers: 1,
 };

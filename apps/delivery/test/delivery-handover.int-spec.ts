@@ -23,8 +23,12 @@ const JOBS = 10;
 /** Compressed handover: a dead worker's jobs and claims end after 3 s (30 s by default). */
 const ACK_WAIT_MS = 3_000;
 const CLAIM_TTL_MS = 3_000;
-/** Scheduling, a pull and a query between a claim's end and the takeover. */
-const SLACK_MS = 2_000;
+/**
+ * Scheduling, a pull and a query between a claim's end and the takeover, on a loaded machine. The
+ * bounds stay far below what they guard against: the attempt deadline (900 s) and the default
+ * ack wait (30 s); an unstarted job claimed by mistake shows as a takeover deferral.
+ */
+const SLACK_MS = 2 * ACK_WAIT_MS;
 const SHARED_ENV = {
   DELIVERY_ACK_WAIT_MS: String(ACK_WAIT_MS),
   DELIVERY_CLAIM_TTL_MS: String(CLAIM_TTL_MS),

@@ -22,7 +22,9 @@ function ceilingFor(limit: RateLimit, elapsedMs: number): number {
 
 /**
  * Offers `perTick` requests for the account every 10 ms for `durationMs`, each to the replica
- * `route` picks, and counts what was let through.
+ * `route` picks, and counts what was let through. `lastDeniedAtMs`: when the last request was
+ * refused, the bucket empty; a loaded machine may pause the offer before its last tick, and what
+ * refilled meanwhile finds no request to let through.
  */
 async function offer(
   replicas: RateLimitReplica[],
@@ -35,6 +37,7 @@ async function offer(
   const startedAt = Date.now();
   let offered = 0;
   let allowed = 0;
+  let lastDeniedAtMs = 0;
   const retryAfters: number[] = [];
   await pollUntil(
     () => {
@@ -43,15 +46,20 @@ async function offer(
         if (!replica) throw new Error('no replica');
         const decision = replica.limiter.decide(accountId, limitClass);
         offered += 1;
-        if (decision.allowed) allowed += 1;
-        else retryAfters.push(decision.retryAfterMs);
+        if (decision.allowed) {
+          allowed += 1;
+        } else {
+          retryAfters.push(decision.retryAfterMs);
+          lastDeniedAtMs = Date.now() - startedAt;
+        }
       }
       return Date.now() - startedAt;
     },
     (elapsedMs) => elapsedMs >= durationMs,
     { what: 'the offered load', intervalMs: 10, timeoutMs: durationMs + 10_000 },
   );
-  return { accountId, offered, allowed, retryAfters, elapsedMs: Date.now() - startedAt };
+  const elapsedMs = Date.now() - startedAt;
+  return { accountId, offered, allowed, retryAfters, elapsedMs, lastDeniedAtMs };
 }
 
 describe('rate limits held by two replicas over NATS', () => {
@@ -88,10 +96,14 @@ describe('rate limits held by two replicas over NATS', () => {
     const exact = ceilingFor(GENERAL, result.elapsedMs);
     expect(result.offered).toBeGreaterThan(exact * 1.5);
     expect(result.allowed).toBeLessThanOrEqual(exact * (1 + TOLERANCE) + JITTER);
-    expect(result.allowed).toBeGreaterThanOrEqual(exact * (1 - TOLERANCE) - JITTER);
+    // At least what an exact bucket lets through until it was last found empty.
+    const exactWhileDenying = ceilingFor(GENERAL, result.lastDeniedAtMs);
+    expect(result.allowed).toBeGreaterThanOrEqual(exactWhileDenying * (1 - TOLERANCE) - JITTER);
+    // Never longer than an emptied bucket takes to refill (2 s); well under a second on an idle
+    // machine, longer where a loaded one delays the replicas' reports (seen: 1.06 s).
     for (const retryAfterMs of result.retryAfters) {
       expect(retryAfterMs).toBeGreaterThan(0);
-      expect(retryAfterMs).toBeLessThanOrEqual(1_000);
+      expect(retryAfterMs).toBeLessThanOrEqual(GENERAL.burst * periodMs(GENERAL));
     }
   });
 
@@ -235,11 +247,15 @@ describe('rate limits while NATS is unreachable', () => {
         { what: 'the warning' },
       );
       const accountId = newAccountId();
+      const startedAt = Date.now();
       let allowed = 0;
       for (let i = 0; i < 300; i += 1) {
         if (cut.limiter.decide(accountId, 'general').allowed) allowed += 1;
       }
-      expect(allowed).toBe(GENERAL.burst);
+      // The whole burst (a replica still sharing would allow half), and what refilled meanwhile:
+      // a loaded machine may take more than the 10 ms a token takes.
+      expect(allowed).toBeGreaterThanOrEqual(GENERAL.burst);
+      expect(allowed).toBeLessThanOrEqual(ceilingFor(GENERAL, Date.now() - startedAt));
     } finally {
       await cut.stop();
       await other.stop();

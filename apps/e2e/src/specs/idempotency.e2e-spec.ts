@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 
 import type { MemberRecord } from '@envoi/contracts-accounts';
 import type { CreateMessageResult } from '@envoi/contracts-messages';
+import { pollUntil } from '@envoi/shared-testing';
 import { Client } from 'pg';
 
 import {
@@ -341,11 +342,15 @@ describe('Idempotency-Key (spec 7.5 and 8)', () => {
     });
   });
 
-  describe('with a compressed lease (a second gateway, IDEMPOTENCY_LEASE_MS=1500)', () => {
+  describe('with a compressed lease (a second gateway, IDEMPOTENCY_LEASE_MS=4000)', () => {
+    /** Long enough that the second request surely comes within it on a loaded machine. */
+    const LEASE_MS = 4_000;
     let replica: GatewayReplica;
 
     beforeAll(async () => {
-      replica = await startGatewayReplica('gateway-lease', { IDEMPOTENCY_LEASE_MS: '1500' });
+      replica = await startGatewayReplica('gateway-lease', {
+        IDEMPOTENCY_LEASE_MS: String(LEASE_MS),
+      });
     });
 
     afterAll(async () => {
@@ -356,12 +361,16 @@ describe('Idempotency-Key (spec 7.5 and 8)', () => {
       const key = newKey();
       const invalid = { label: '', scopes: ['accounts:read'] };
       const options = { ...withKey(key), ...replica.target };
+      const heldSince = Date.now();
       expectError(await session.api.post(session.path('/api-keys'), invalid, options), 400);
       expectInProgress(await session.api.post(session.path('/api-keys'), invalid, options));
 
-      await new Promise((resolve) => setTimeout(resolve, 1_700));
-
-      const retried = await session.api.post(session.path('/api-keys'), invalid, options);
+      const retried = await pollUntil(
+        () => session.api.post(session.path('/api-keys'), invalid, options),
+        (response) => response.status !== 409,
+        { timeoutMs: LEASE_MS * 4, intervalMs: 250, what: 'the lease to expire' },
+      );
+      expect(Date.now() - heldSince).toBeGreaterThanOrEqual(LEASE_MS);
       expectError(retried, 400);
       expect(retried.headers[REPLAYED]).toBeUndefined();
     });

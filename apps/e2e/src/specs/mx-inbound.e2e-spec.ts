@@ -205,7 +205,13 @@ describe('MX (inbound mail)', () => {
     }
   });
 
-  it('takes a route change at RCPT within a second (each MX replica caches route sets per domain)', async () => {
+  it('takes a route change at RCPT within seconds, not at the cache TTL (each MX replica caches route sets per domain)', async () => {
+    /**
+     * A change the MX missed would be taken only once its cached route set expires
+     * (SMTP_MX_ROUTE_CACHE_TTL_MS, 30 s here); the broadcast takes well under a second on an idle
+     * machine, and a sixth of the TTL leaves a loaded one room.
+     */
+    const takenWithinMs = 5_000;
     const session = await createAccountSession();
     const domain = await createDomainName(session);
     const message = `From: Ann <ann@remote.example>\r\nTo: support@${domain}\r\nSubject: hi\r\n\r\nHi\r\n`;
@@ -230,25 +236,25 @@ describe('MX (inbound mail)', () => {
 
     const support = await route(`support@${domain}`);
     expect(support.status).toBe(201);
-    expect(await answeredAfter('support', /^250$/, Date.now())).toBeLessThan(1_000);
+    expect(await answeredAfter('support', /^250$/, Date.now())).toBeLessThan(takenWithinMs);
     // The domain's route set is cached now, without tickets.
-    expect(await answeredAfter('ticket-1', /550 5\.1\.1 /, Date.now())).toBeLessThan(1_000);
+    expect(await answeredAfter('ticket-1', /550 5\.1\.1 /, Date.now())).toBeLessThan(takenWithinMs);
 
     const tickets = await route(`ticket-*@${domain}`);
     expect(tickets.status).toBe(201);
-    expect(await answeredAfter('ticket-2', /^250$/, Date.now())).toBeLessThan(1_000);
+    expect(await answeredAfter('ticket-2', /^250$/, Date.now())).toBeLessThan(takenWithinMs);
 
     const disabledAt = Date.now();
     const disabled = await session.api.put(session.path(`/routes/${support.body.id}`), {
       enabled: false,
     });
     expect(disabled.status).toBe(200);
-    expect(await answeredAfter('support', /550 5\.1\.1 /, disabledAt)).toBeLessThan(1_000);
+    expect(await answeredAfter('support', /550 5\.1\.1 /, disabledAt)).toBeLessThan(takenWithinMs);
 
     const deletedAt = Date.now();
     const deleted = await session.api.delete(session.path(`/routes/${tickets.body.id}`));
     expect(deleted.status).toBe(200);
-    expect(await answeredAfter('ticket-3', /550 5\.7\.1 /, deletedAt)).toBeLessThan(1_000);
+    expect(await answeredAfter('ticket-3', /550 5\.7\.1 /, deletedAt)).toBeLessThan(takenWithinMs);
   });
 
   it('refuses to relay a %-hack with 550 5.7.1 (swaks)', async () => {

@@ -332,7 +332,10 @@ describe('transport hardening: framework errors, limits and slow clients (issue 
       try {
         const refused = await rawTls(() => undefined, on('127.0.0.31'));
         expect(refused.text).toBe('');
-        expect(refused.openMs).toBeLessThan(1_000);
+        // Closed at once, before any handshake: a connection let in would complete one, then
+        // close at the 1 s header timeout.
+        expect(refused.tlsEstablished).toBe(false);
+        expect(refused.openMs).toBeLessThan(CLOSED_WITHIN_MS);
 
         const other = await session.api.get('/v2/ping', { ...on('127.0.0.32'), contract: 'skip' });
         expect(other.status).toBe(200);

@@ -16,6 +16,8 @@ export interface RawOutcome {
   text: string;
   /** How long the connection stayed open. */
   openMs: number;
+  /** Whether the server completed a TLS handshake (never on a plain TCP connection). */
+  tlsEstablished: boolean;
   /** A socket error seen before the close (EPIPE, ECONNRESET), if any. */
   error?: string;
 }
@@ -70,6 +72,8 @@ function outcome(socket: net.Socket): Promise<RawOutcome> {
   const started = Date.now();
   const chunks: Buffer[] = [];
   let error: string | undefined;
+  let tlsEstablished = false;
+  socket.once('secureConnect', () => (tlsEstablished = true));
   socket.on('data', (chunk: Buffer) => chunks.push(chunk));
   socket.on('error', (cause: NodeJS.ErrnoException) => (error ??= cause.code ?? cause.message));
   return new Promise((resolve) => {
@@ -79,6 +83,7 @@ function outcome(socket: net.Socket): Promise<RawOutcome> {
       resolve({
         text: Buffer.concat(chunks).toString('latin1'),
         openMs: Date.now() - started,
+        tlsEstablished,
         error,
       });
     });

@@ -261,7 +261,7 @@ describe('startDurableConsumer (real nats-server with JetStream)', () => {
     // The ack wait is a minute: the others come back now only because they were handed back.
     const { received, handle } = recorder();
     await start(subject, handle, { batch: 5 }).ready;
-    await eventually(() => received.length === 4, 'the four handed-back messages', 5_000);
+    await eventually(() => received.length === 4, 'the four handed-back messages', 20_000);
     expect(received.map((r) => r.event.n).sort()).toEqual([2, 3, 4, 5]);
   });
 
@@ -282,11 +282,12 @@ describe('startDurableConsumer (real nats-server with JetStream)', () => {
 
     const before = Date.now();
     await hung.stop(300);
-    expect(Date.now() - before).toBeLessThan(2_000);
+    // Bounded by the 300 ms it was given, not by the handler (which never ends).
+    expect(Date.now() - before).toBeLessThan(5_000);
 
     const { received, handle } = recorder();
     await start(subject, handle, { ackWaitMs: 1_000 }).ready;
-    await eventually(() => received.length === 1, 'the redelivery', 5_000);
+    await eventually(() => received.length === 1, 'the redelivery', 10_000);
     expect(received[0]?.delivery.deliveryCount).toBe(2);
   });
 
@@ -444,7 +445,7 @@ describe('startDurableConsumer (real nats-server with JetStream)', () => {
       // The ack wait is a minute: they come back now only because they were handed back.
       const { received, handle } = recorder();
       await start(subject, handle, { batch: 5 }).ready;
-      await eventually(() => received.length === 4, 'the four handed-back messages', 5_000);
+      await eventually(() => received.length === 4, 'the four handed-back messages', 20_000);
       expect(received.map((r) => r.event.n).sort()).toEqual([2, 3, 4, 5]);
       expect(received.map((r) => r.event.n).sort()).toEqual([2, 3, 4, 5]);
     });

@@ -252,16 +252,20 @@ describe('OutboxRelay (real PostgreSQL and JetStream)', () => {
   });
 
   it('publishes what commits while a run is busy after wakeDelayMs, together in one claim', async () => {
-    const running = relay({ intervalMs: 60_000, wakeDelayMs: 400 });
+    const wakeDelayMs = 400;
+    const running = relay({ intervalMs: 60_000, wakeDelayMs });
     running.start();
+    let committingMs = 0;
     try {
       // A commit every 5 ms or so, each notified: without the delay almost every one would have
       // a run (and a claim) of its own.
+      const startedAt = Date.now();
       for (let n = 0; n < 40; n++) {
         await enqueue([outboxEntry(subjectA, randomUUID(), testEvent(n))]);
         running.notify();
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
+      committingMs = Date.now() - startedAt;
       await drained(10_000);
     } finally {
       await running.stop();
@@ -270,7 +274,9 @@ describe('OutboxRelay (real PostgreSQL and JetStream)', () => {
     const [row] = await dataSource.query<Array<{ claims: number }>>(
       `SELECT count(DISTINCT published_at)::int AS claims FROM ${table}`,
     );
-    expect(row?.claims).toBeLessThanOrEqual(4);
+    // A run per wake delay while the commits came (slower on a loaded machine), the first, the
+    // last and two that straddle: 4 or 5 on an idle machine, against 40 with a run per commit.
+    expect(row?.claims).toBeLessThanOrEqual(Math.floor(committingMs / wakeDelayMs) + 4);
   });
 
   describe('under load', () => {
