@@ -4,6 +4,7 @@ import type { AttachmentBody, ParsedContentRecord } from '@envoi/contracts-messa
 import { type Attachment, simpleParser } from 'mailparser';
 import MailComposer, { type MailComposerAttachment } from 'nodemailer/lib/mail-composer';
 import { encodeWord, foldLines } from 'nodemailer/lib/mime-funcs';
+import type MimeNode from 'nodemailer/lib/mime-node';
 
 import { decodeEncodedWords } from './encoded-words';
 import {
@@ -15,6 +16,7 @@ import {
   unsafeHeaderText,
 } from './header-rules';
 import { hasOverlongLine, hasOverlongTextLine, MAX_LINE_OCTETS } from './line-length';
+import { buildMimeTree } from './mime-tree';
 
 export interface ComposeAddress {
   email: string;
@@ -55,7 +57,8 @@ const STRUCTURED_HEADERS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Builds the RFC 5322 message (CRLF line endings) with Nodemailer's MailComposer:
+ * Builds the RFC 5322 message (CRLF line endings) with Nodemailer's MailComposer tree, written
+ * without streams ({@link buildMimeTree}):
  * multipart/mixed (attachments) > multipart/alternative (text, AMP, HTML, the order Gmail
  * requires) > multipart/related (HTML and its inline images), each level only when needed.
  * No Bcc and no X-Mailer header; the Message-ID is `messageId`; custom headers keep their case.
@@ -67,7 +70,23 @@ const STRUCTURED_HEADERS: ReadonlySet<string> = new Set([
  * multipart boundaries are derived from the Message-ID), so a message can be composed again from
  * what was stored at accept and read back exactly as it is sent.
  */
-export async function composeMime(input: ComposeInput): Promise<Buffer> {
+export function composeMime(input: ComposeInput): Promise<Buffer> {
+  // Composed at once; a refused input still rejects the promise rather than throwing.
+  return new Promise((resolve) => resolve(composedNow(input)));
+}
+
+function composedNow(input: ComposeInput): Buffer {
+  const raw = buildMimeTree(mimeTreeOf(input));
+  if (hasOverlongLine(raw)) {
+    throw new ContentRuleError(
+      `the message would have a line longer than ${MAX_LINE_OCTETS} octets (RFC 5322 2.1.1)`,
+    );
+  }
+  return raw;
+}
+
+/** The message's MIME tree as {@link composeMime} writes it (a tree is built once). */
+export function mimeTreeOf(input: ComposeInput): MimeNode {
   assertSafe(input);
   const headerCase = new Map<string, string>();
   for (const name of Object.keys(input.headers)) headerCase.set(name.toLowerCase(), name);
@@ -94,13 +113,7 @@ export async function composeMime(input: ComposeInput): Promise<Buffer> {
     disableFileAccess: true,
     disableUrlAccess: true,
   });
-  const raw = await composer.compile().build();
-  if (hasOverlongLine(raw)) {
-    throw new ContentRuleError(
-      `the message would have a line longer than ${MAX_LINE_OCTETS} octets (RFC 5322 2.1.1)`,
-    );
-  }
-  return raw;
+  return composer.compile();
 }
 
 /**
