@@ -124,10 +124,15 @@ describe('route streams', () => {
     // A first listener leaves without acknowledging what was buffered.
     const first = randomUUID();
     await attach(accountId, opened.route_id, first);
-    const inboundIds = [
-      await mailTo(accountId, `ticket-1@${domain}`, opened.route_id, 'first'),
-      await mailTo(accountId, `ticket-2@${domain}`, opened.route_id, 'second'),
-    ];
+    // Routes takes intake batches two at once: the second mail goes in once the first is
+    // buffered, so that the buffer's order is theirs.
+    const inboundIds = [await mailTo(accountId, `ticket-1@${domain}`, opened.route_id, 'first')];
+    await pollUntil(
+      () => read(opened.route_id, first),
+      (page) => page.data.length === 1,
+      { what: 'the first buffered event', timeoutMs: 15_000 },
+    );
+    inboundIds.push(await mailTo(accountId, `ticket-2@${domain}`, opened.route_id, 'second'));
     await pollUntil(
       () => read(opened.route_id, first),
       (page) => page.data.length === 2,
