@@ -3,8 +3,9 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 
 import { EMAIL_MAX_LENGTH, RECIPIENTS_MAX } from './limits';
-import { checkedRecipients } from './recipients-fast-check';
-import { CreateMessageBody, CreateMessageRequest, RecipientBody } from './requests';
+import { checkedAddresses, checkedRecipients } from './recipients-fast-check';
+import { AddressBody, CreateMessageBody, CreateMessageRequest, RecipientBody } from './requests';
+import { V1SendBody } from './v1';
 
 const SEND = { from: { email: 'sender@example.com' }, subject: 'Hi', text_content: 'Hello' };
 const ACCOUNT_ID = '3f0b7f7e-8a43-4c3e-9d2a-1b2c3d4e5f60';
@@ -60,6 +61,12 @@ describe('checkedRecipients', () => {
       expect(validated(CreateMessageRequest, request)).toBe(
         decoratorsOnly(CreateMessageRequest, request),
       );
+      const v1 = {
+        from: SEND.from,
+        recipients: body.recipients,
+        content: { subject: 'Hi', text_body: 'Hello' },
+      };
+      expect(validated(V1SendBody, v1)).toBe(decoratorsOnly(V1SendBody, v1));
     },
   );
 
@@ -88,6 +95,9 @@ describe('checkedRecipients', () => {
     expect(recipients).toEqual([{ email: 'a@example.com' }, { email: 'b@example.com' }]);
     expect(recipients?.[0]).toBeInstanceOf(RecipientBody);
     expect(checkedRecipients([{ email: 'a@example.com', role: 'x' }], make)).toBeUndefined();
+    const address = { email: 'a@example.com', substitutions: { x: 1 } };
+    expect(checkedRecipients([address], make)).toHaveLength(1);
+    expect(checkedAddresses([address], () => new AddressBody())).toBeUndefined();
     expect(checkedRecipients([{ email: 'a@example.com', name: '😀' }], make)).toHaveLength(1);
     expect(checkedRecipients([{ email: 'a@example.com', name: 'n'.repeat(256) }], make)).toBe(
       undefined,
