@@ -35,7 +35,10 @@ interface FastPath {
 
 const fastPaths = new Map<abstract new () => object, FastPath>();
 
-/** Values a fast check found valid: the validators of their property are skipped. */
+/**
+ * Values a fast check found valid: the validators of their property are skipped, in this
+ * validation and any later one of the same value (a checked value is never changed afterwards).
+ */
 const fastChecked = new WeakSet<object>();
 
 /**
