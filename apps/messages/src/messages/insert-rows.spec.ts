@@ -106,6 +106,22 @@ describe('insertRowsStatement', () => {
     expect(parameters).toEqual([['a', 'b', 'c'], '{"a\\"b"}', '{"n":1}', null, Buffer.from([7])]);
   });
 
+  it('writes the text once per shape: the same for the same columns and row count', () => {
+    const first = insertRowsStatement('s.t', COLUMNS, rows);
+    const again = insertRowsStatement('s.t', COLUMNS, [...rows].reverse());
+
+    expect(again.sql).toBe(first.sql);
+    expect(again.parameters[0]).toEqual(['c', 'b', 'a']);
+    expect(insertRowsStatement('s.t', COLUMNS, rows.slice(1)).sql).toContain(
+      'ARRAY[$3::bytea, $4::bytea]::bytea[]',
+    );
+    expect(insertRowsStatement('s.other', COLUMNS, rows).sql).toContain('INSERT INTO s.other ');
+    const idsOnly: Columns<Row> = { id: ['uuid', (r) => r.id] };
+    const shared = { columns: { at: ['timestamptz', (r: Row) => r.at] as const }, values: rows[0] };
+    expect(insertRowsStatement('s.t', idsOnly, rows, shared).sql).toContain('$2::timestamptz');
+    expect(insertRowsStatement('s.t', idsOnly, rows).sql).not.toContain('timestamptz');
+  });
+
   it('writes no rows as empty arrays', () => {
     const { sql, parameters } = insertRowsStatement('t', COLUMNS, []);
 
@@ -136,6 +152,33 @@ describe('combinedInsertStatement', () => {
         'INSERT INTO c (x, y) SELECT $5, $4',
       parameters: [1, 2, 3, 4, 5],
     });
+  });
+
+  it('renumbers a combination once and gives each later call its own parameters', () => {
+    const statements = (first: number) => [
+      { sql: 'INSERT INTO a (x) SELECT $1', parameters: [first] },
+      { sql: 'INSERT INTO b (x) SELECT $1', parameters: [first + 1] },
+    ];
+    const combined = combinedInsertStatement(statements(1));
+    const again = combinedInsertStatement(statements(7));
+
+    expect(again?.sql).toBe(combined?.sql);
+    expect(again?.parameters).toEqual([7, 8]);
+  });
+
+  it('tells apart the same texts with other parameter counts', () => {
+    const sql = 'INSERT INTO a (x) SELECT $1';
+    const two = combinedInsertStatement([
+      { sql, parameters: [1, 2] },
+      { sql, parameters: [3] },
+    ]);
+    const one = combinedInsertStatement([
+      { sql, parameters: [1] },
+      { sql, parameters: [3] },
+    ]);
+
+    expect(two?.sql).toContain('INSERT INTO a (x) SELECT $3');
+    expect(one?.sql).toContain('INSERT INTO a (x) SELECT $2');
   });
 
   it('keeps two-digit parameters whole', () => {

@@ -62,11 +62,20 @@ export interface SharedValues<Shared> {
   values: Shared;
 }
 
+/** Texts remembered per shape (the shapes of hot statements are few); then forgotten. */
+const REMEMBERED_TEXTS_MAX = 1_000;
+
+/** Statement texts by columns, then by shared columns ({@link NO_SHARED} when none), then key. */
+const insertTexts = new WeakMap<object, WeakMap<object, Map<string, string>>>();
+const NO_SHARED = {};
+
 /**
  * `INSERT INTO table (…) SELECT … FROM unnest($1::t1[], $2::t2[], …)`: one parameter per column
  * (one per row for bytea), whatever the number of rows. Rows keep their order (identity columns
  * number them as given). The `shared` columns, the same in every row, are selected as one scalar
- * parameter each, so their values are neither repeated per row nor expanded by unnest.
+ * parameter each, so their values are neither repeated per row nor expanded by unnest. The text
+ * depends only on the table, the columns and (with a bytea column) the number of rows: it is
+ * written once per shape.
  */
 export function insertRowsStatement<Row, Shared = never>(
   table: string,
@@ -75,58 +84,87 @@ export function insertRowsStatement<Row, Shared = never>(
   shared?: SharedValues<Shared>,
 ): InsertStatement {
   const parameters: unknown[] = [];
-  const parameter = (value: unknown): string => {
-    parameters.push(value);
-    return `$${parameters.length}`;
-  };
+  for (const [type, read] of Object.values(columns)) {
+    const values = rows.map(read);
+    if (type === 'bytea') parameters.push(...values);
+    else parameters.push(values.map((value) => scalarParameter(type, value)));
+  }
+  if (shared) {
+    for (const [type, read] of Object.values(shared.columns)) {
+      parameters.push(scalarParameter(type, read(shared.values)));
+    }
+  }
+  return { sql: insertText(table, columns, rows.length, shared?.columns), parameters };
+}
+
+/** The text of {@link insertRowsStatement} for its shape, remembered. */
+function insertText<Row, Shared>(
+  table: string,
+  columns: Columns<Row>,
+  rowCount: number,
+  sharedColumns: Columns<Shared> | undefined,
+): string {
+  const hasBytea = Object.values(columns).some(([type]) => type === 'bytea');
+  const key = hasBytea ? `${table}\u0000${rowCount}` : table;
+  let bySharedColumns = insertTexts.get(columns);
+  if (!bySharedColumns) {
+    bySharedColumns = new WeakMap();
+    insertTexts.set(columns, bySharedColumns);
+  }
+  let texts = bySharedColumns.get(sharedColumns ?? NO_SHARED);
+  if (!texts) {
+    texts = new Map();
+    bySharedColumns.set(sharedColumns ?? NO_SHARED, texts);
+  }
+  let text = texts.get(key);
+  if (text === undefined) {
+    text = writeInsertText(table, columns, rowCount, sharedColumns);
+    if (texts.size >= REMEMBERED_TEXTS_MAX) texts.clear();
+    texts.set(key, text);
+  }
+  return text;
+}
+
+function writeInsertText<Row, Shared>(
+  table: string,
+  columns: Columns<Row>,
+  rowCount: number,
+  sharedColumns: Columns<Shared> | undefined,
+): string {
+  let parameterCount = 0;
+  const parameter = (): string => `$${++parameterCount}`;
   const names: string[] = [];
   const arrays: string[] = [];
   const selected: string[] = [];
-  for (const [name, [type, read]] of Object.entries(columns)) {
-    const values = rows.map(read);
+  for (const [name, [type]] of Object.entries(columns)) {
     const alias = `c${arrays.length}`;
     names.push(`"${name}"`);
-    switch (type) {
-      case 'bytea':
-        arrays.push(
-          `ARRAY[${values.map((value) => `${parameter(value)}::bytea`).join(', ')}]::bytea[]`,
-        );
-        selected.push(alias);
-        break;
-      case 'text[]':
-        arrays.push(`${parameter(values.map(textArray))}::text[]`);
-        selected.push(`${alias}::text[]`);
-        break;
-      case 'jsonb':
-      case 'json':
-        arrays.push(`${parameter(values.map(jsonText))}::${type}[]`);
-        selected.push(alias);
-        break;
-      case 'uuid':
-      case 'text':
-      case 'boolean':
-      case 'smallint':
-      case 'integer':
-      case 'timestamptz':
-        arrays.push(`${parameter(values)}::${type}[]`);
-        selected.push(alias);
-        break;
+    if (type === 'bytea') {
+      const rowParameters = Array.from({ length: rowCount }, () => `${parameter()}::bytea`);
+      arrays.push(`ARRAY[${rowParameters.join(', ')}]::bytea[]`);
+      selected.push(alias);
+    } else if (type === 'text[]') {
+      arrays.push(`${parameter()}::text[]`);
+      selected.push(`${alias}::text[]`);
+    } else {
+      arrays.push(`${parameter()}::${type}[]`);
+      selected.push(alias);
     }
   }
-  for (const [name, [type, read]] of Object.entries(shared?.columns ?? {})) {
+  for (const [name, [type]] of Object.entries(sharedColumns ?? {})) {
     names.push(`"${name}"`);
-    selected.push(`${parameter(scalarParameter(type, shared && read(shared.values)))}::${type}`);
+    selected.push(`${parameter()}::${type}`);
   }
   const aliases = arrays.map((_, index) => `c${index}`);
-  const sql =
+  return (
     `INSERT INTO ${table} (${names.join(', ')}) ` +
     `SELECT ${selected.join(', ')} ` +
     `FROM unnest(${arrays.join(', ')}) WITH ORDINALITY AS r(${aliases.join(', ')}, n) ` +
-    'ORDER BY n';
-  return { sql, parameters };
+    'ORDER BY n'
+  );
 }
 
-/** A shared column's value as its one parameter (as a row's value would travel in its array). */
+/** A shared column's value as its one parameter, and a row's value as it travels in its array. */
 function scalarParameter(type: ColumnType, value: unknown): unknown {
   switch (type) {
     case 'text[]':
@@ -145,25 +183,43 @@ function scalarParameter(type: ColumnType, value: unknown): unknown {
   }
 }
 
+/** Combined texts by their statements' parameter counts and texts (a few shapes per table set). */
+const combinedTexts = new Map<string, string>();
+
 /**
  * The INSERTs as one statement (`WITH s0 AS (…), s1 AS (…) …last`), their parameters renumbered
  * after one another: one round trip, atomic without a transaction of its own. Each statement must
  * be an INSERT whose only `$n` are its parameters (as the builders here write them). Foreign keys
- * between the tables are checked at the end of the statement, so the order is free.
+ * between the tables are checked at the end of the statement, so the order is free. The combined
+ * text is written once per combination of texts.
  */
 export function combinedInsertStatement(
   statements: readonly InsertStatement[],
 ): InsertStatement | undefined {
-  const parameters: unknown[] = [];
+  if (statements.length === 0) return undefined;
+  const parameters = statements.flatMap((statement) => statement.parameters);
+  const key = statements
+    .map((statement) => `${statement.parameters.length}:${statement.sql}`)
+    .join('\u0000');
+  let sql = combinedTexts.get(key);
+  if (sql === undefined) {
+    sql = writeCombinedText(statements);
+    if (combinedTexts.size >= REMEMBERED_TEXTS_MAX) combinedTexts.clear();
+    combinedTexts.set(key, sql);
+  }
+  return { sql, parameters };
+}
+
+function writeCombinedText(statements: readonly InsertStatement[]): string {
+  let offset = 0;
   const renumbered = statements.map((statement) => {
-    const offset = parameters.length;
-    parameters.push(...statement.parameters);
-    return statement.sql.replace(/\$(\d+)/g, (_, index: string) => `$${Number(index) + offset}`);
+    const shift = offset;
+    offset += statement.parameters.length;
+    return statement.sql.replace(/\$(\d+)/g, (_, index: string) => `$${Number(index) + shift}`);
   });
-  const last = renumbered.pop();
-  if (last === undefined) return undefined;
+  const last = renumbered.pop() ?? '';
   const ctes = renumbered.map((sql, index) => `s${index} AS (${sql})`);
-  return { sql: ctes.length === 0 ? last : `WITH ${ctes.join(', ')} ${last}`, parameters };
+  return ctes.length === 0 ? last : `WITH ${ctes.join(', ')} ${last}`;
 }
 
 /** Inserts the rows into `table` with one unnest statement (nothing when there are none). */

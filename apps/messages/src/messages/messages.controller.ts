@@ -1,4 +1,10 @@
-import type { MessageResponse, Page } from '@envoi/contracts-core';
+import {
+  CodedError,
+  CommonErrorCode,
+  type MessageResponse,
+  type Page,
+  validatePayload,
+} from '@envoi/contracts-core';
 import {
   CreateConversationRequest,
   CreateMessageRequest,
@@ -21,6 +27,13 @@ import { AcceptService } from './accept.service';
 import { DeliveryViewService } from './delivery-view.service';
 import { MessagesService } from './messages.service';
 
+/** The payload validated as the transport's pipe would, failing with its `validation_failed`. */
+function validRequest<T extends object>(cls: new () => T, payload: unknown): T {
+  const validated = validatePayload(cls, payload);
+  if (!validated.ok) throw new CodedError(CommonErrorCode.ValidationFailed, validated.message);
+  return validated.value;
+}
+
 @Controller()
 export class MessagesController {
   constructor(
@@ -29,9 +42,13 @@ export class MessagesController {
     private readonly deliveryViews: DeliveryViewService,
   ) {}
 
+  /**
+   * Its payload typed `object` so the transport's pipe leaves it alone: validatePayload checks the
+   * body's recipients by hand first (see CreateMessageRequest), which the pipe cannot.
+   */
   @MessagePattern(MessagesSubjects.createMessage.name)
-  createMessage(@Payload() request: CreateMessageRequest): Promise<CreateMessageResult> {
-    return this.accept.createMessage(request);
+  createMessage(@Payload() payload: object): Promise<CreateMessageResult> {
+    return this.accept.createMessage(validRequest(CreateMessageRequest, payload));
   }
 
   @MessagePattern(MessagesSubjects.createConversation.name)

@@ -85,6 +85,24 @@ export function rulesSuite(getApp: () => MessagesTestApp): void {
       ).resolves.toMatchObject({ data: [{ status: 'queued' }] });
     });
 
+    it('refuses a recipient the contract refuses, naming it, from any caller of the bus', async () => {
+      const sender = await newSender(app);
+      const recipients = [
+        { email: 'fine@recipient.test', name: '' },
+        { email: 'not-an-address', name: 'Bad' },
+      ];
+
+      await expect(send(app, sender, messageBody(sender, { recipients }))).rejects.toMatchObject({
+        code: CommonErrorCode.ValidationFailed,
+        message: 'body.recipients.1.email must be an email',
+      });
+      await expect(
+        send(app, sender, messageBody(sender, { recipients: recipients.slice(0, 1) })),
+      ).resolves.toMatchObject({
+        data: [{ status: 'queued', recipient: { email: 'fine@recipient.test', name: '' } }],
+      });
+    });
+
     it('rule 4: refuses reply_to together with a reply-to header', async () => {
       const sender = await newSender(app);
 

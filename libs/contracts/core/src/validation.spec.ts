@@ -13,7 +13,12 @@ import {
   validateSync,
 } from 'class-validator';
 
-import { formatValidationErrors, validatePayload } from './validation';
+import {
+  checkFastFirst,
+  formatValidationErrors,
+  SkipWhenFastChecked,
+  validatePayload,
+} from './validation';
 
 // Fixtures local to this library (contracts-core may not depend on domain contracts); the real
 // request classes are exercised in libs/contracts/accounts/src/requests.spec.ts.
@@ -163,5 +168,70 @@ describe('formatValidationErrors', () => {
     expect(formatValidationErrors([])).toEqual([]);
     const valid = Object.assign(new Body(), { label: 'l', tags: ['a'] });
     expect(formatValidationErrors(validateSync(valid))).toEqual([]);
+  });
+});
+
+class Item {
+  @IsString() @MaxLength(3) code!: string;
+}
+
+class Order {
+  @IsString() label!: string;
+
+  @SkipWhenFastChecked()
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => Item)
+  items!: Item[];
+}
+
+/** Items whose codes are all "ok" (a check stricter than the decorators); counts its calls. */
+const fastCheck = { calls: 0 };
+checkFastFirst(Order, 'items', (value) => {
+  fastCheck.calls += 1;
+  if (!Array.isArray(value) || !value.every((item) => isFields(item) && item.code === 'ok')) {
+    return undefined;
+  }
+  return value.map(() => Object.assign(new Item(), { code: 'ok' }));
+});
+
+function isFields(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}
+
+describe('validatePayload with a fast check (checkFastFirst)', () => {
+  it('takes the checked value as it is and still validates the other properties', () => {
+    const before = fastCheck.calls;
+    const result = validatePayload(Order, { label: 'l', items: [{ code: 'ok' }], extra: 1 });
+
+    expect(fastCheck.calls).toBe(before + 1);
+    expect(result).toEqual({ ok: true, value: { label: 'l', items: [{ code: 'ok' }] } });
+    expect(result.ok && result.value).toBeInstanceOf(Order);
+    expect(result.ok && result.value.items[0]).toBeInstanceOf(Item);
+    expect(failure(validatePayload(Order, { label: 7, items: [{ code: 'ok' }] }))).toBe(
+      'label must be a string',
+    );
+  });
+
+  it('validates the whole payload with the decorators when the check refuses the value', () => {
+    expect(validatePayload(Order, { label: 'l', items: [{ code: 'ab', more: 1 }] })).toEqual({
+      ok: true,
+      value: { label: 'l', items: [{ code: 'ab' }] },
+    });
+    expect(failure(validatePayload(Order, { label: 'l', items: [{ code: 'abcd' }] }))).toBe(
+      'items.0.code must be shorter than or equal to 3 characters',
+    );
+    expect(failure(validatePayload(Order, { label: 'l', items: 'none' }))).toMatch(
+      /^items must be an array/,
+    );
+  });
+
+  it('runs the validators of a checked class built without validatePayload', () => {
+    const item = Object.assign(new Item(), { code: 'abcd' });
+    const order = Object.assign(new Order(), { label: 'l', items: [item] });
+
+    expect(formatValidationErrors(validateSync(order))).toEqual([
+      'items.0.code must be shorter than or equal to 3 characters',
+    ]);
   });
 });

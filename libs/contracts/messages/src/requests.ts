@@ -1,4 +1,11 @@
-import { EmptyAsAbsent, NullAsAbsent, PageRequest } from '@envoi/contracts-core';
+import {
+  checkFastFirst,
+  EmptyAsAbsent,
+  NullAsAbsent,
+  PageRequest,
+  SkipWhenFastChecked,
+  validatePayload,
+} from '@envoi/contracts-core';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -38,6 +45,7 @@ import {
   TAG_MAX_LENGTH,
   TAGS_MAX,
 } from './limits';
+import { checkedRecipients } from './recipients-fast-check';
 
 export const SANDBOX_RESULTS = ['deliver', 'bounce', 'defer', 'fail', 'suppress'] as const;
 export type SandboxResult = (typeof SANDBOX_RESULTS)[number];
@@ -145,8 +153,12 @@ export class SendOptionsBody {
   @NullAsAbsent() @IsOptional() @ValidateNested() @Type(() => ScheduleBody) schedule?: ScheduleBody;
 }
 
-/** POST /messages (spec 2.1): one message per recipient. */
+/**
+ * POST /messages (spec 2.1): one message per recipient. Its recipients are checked by hand first
+ * (see checkedRecipients); the decorators check them, and word what is wrong, only when that fails.
+ */
 export class CreateMessageBody extends SendOptionsBody {
+  @SkipWhenFastChecked()
   @IsArray()
   @ArrayMinSize(RECIPIENTS_MIN)
   @ArrayMaxSize(RECIPIENTS_MAX)
@@ -156,6 +168,10 @@ export class CreateMessageBody extends SendOptionsBody {
 
   @NullAsAbsent() @IsOptional() @IsObject() substitutions?: Record<string, unknown>;
 }
+
+checkFastFirst(CreateMessageBody, 'recipients', (value) =>
+  checkedRecipients(value, () => new RecipientBody()),
+);
 
 /** POST /messages/conversation: one message to to/cc/bcc together, no substitutions. */
 export class CreateConversationBody extends SendOptionsBody {
@@ -221,11 +237,26 @@ export class SendContext {
   idempotency?: SendIdempotency;
 }
 
-/** Exactly one of `body` (inline) and `upload` (large bodies) is set. */
+/**
+ * Exactly one of `body` (inline) and `upload` (large bodies) is set. A body is validated on its
+ * own first (with its recipients' fast check): only an invalid one goes through the request's
+ * decorators, which name what is wrong under `body.`.
+ */
 export class CreateMessageRequest extends SendContext {
-  @IsOptional() @ValidateNested() @Type(() => CreateMessageBody) body?: CreateMessageBody;
+  @SkipWhenFastChecked()
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => CreateMessageBody)
+  body?: CreateMessageBody;
+
   @IsOptional() @ValidateNested() @Type(() => UploadRef) upload?: UploadRef;
 }
+
+checkFastFirst(CreateMessageRequest, 'body', (value) => {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const body = validatePayload(CreateMessageBody, value);
+  return body.ok ? body.value : undefined;
+});
 
 export class CreateConversationRequest extends SendContext {
   @IsOptional()

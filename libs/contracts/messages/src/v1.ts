@@ -1,4 +1,9 @@
-import { EmptyAsAbsent, NullAsAbsent } from '@envoi/contracts-core';
+import {
+  checkFastFirst,
+  EmptyAsAbsent,
+  NullAsAbsent,
+  SkipWhenFastChecked,
+} from '@envoi/contracts-core';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -21,6 +26,7 @@ import {
   RECIPIENTS_MAX,
   SUBJECT_MAX_LENGTH,
 } from './limits';
+import { checkedAddresses } from './recipients-fast-check';
 import { AddressBody, IsStringMap } from './requests';
 
 /** v1 attachment (spec 4.1): like v2's, without content_disposition. */
@@ -59,9 +65,11 @@ export class V1ContentBody {
 }
 
 /** POST /v1/email/send (spec 4.1): content nested under `content`, up to 100 recipients. */
+/** Its recipients are checked by hand first, as v2's (see checkedAddresses). */
 export class V1SendBody {
   @IsDefined() @ValidateNested() @Type(() => AddressBody) from!: AddressBody;
 
+  @SkipWhenFastChecked()
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(RECIPIENTS_MAX)
@@ -71,6 +79,10 @@ export class V1SendBody {
 
   @IsDefined() @ValidateNested() @Type(() => V1ContentBody) content!: V1ContentBody;
 }
+
+checkFastFirst(V1SendBody, 'recipients', (value) =>
+  checkedAddresses(value, () => new AddressBody()),
+);
 
 /** The 200 answer of v1 send: the caller must read the counts (spec 4.1). */
 export interface V1SendResult {
