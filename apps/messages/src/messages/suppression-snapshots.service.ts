@@ -1,13 +1,12 @@
 import { SuppressionsSubjects } from '@envoi/contracts-suppressions';
-import { TtlCache } from '@envoi/shared-cache';
-import { NATS_CONNECTION, RpcClient, RpcError, subscribeBroadcast } from '@envoi/shared-nats';
 import {
-  Inject,
-  Injectable,
-  Logger,
-  type OnModuleDestroy,
-  type OnModuleInit,
-} from '@nestjs/common';
+  BroadcastDroppedCache,
+  NATS_CONNECTION,
+  RpcClient,
+  RpcError,
+  subscribeBroadcast,
+} from '@envoi/shared-nats';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { NatsConnection, Subscription } from 'nats';
 
 import { MessagesConfig } from '../messages.config';
@@ -23,29 +22,26 @@ const MAX_ACCOUNTS = 1_000;
  * SUPPRESSION_CACHE_MAX_PER_ACCOUNT suppressions has none (null): its sends are checked one by one.
  */
 @Injectable()
-export class SuppressionSnapshots implements OnModuleInit, OnModuleDestroy {
+export class SuppressionSnapshots extends BroadcastDroppedCache<SuppressionSnapshot | null> {
   private readonly logger = new Logger(SuppressionSnapshots.name);
-  private readonly cache = new TtlCache<SuppressionSnapshot | null>(MAX_ACCOUNTS);
-  private subscription: Subscription | undefined;
 
   constructor(
     private readonly rpc: RpcClient,
     private readonly config: MessagesConfig,
     @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
-  ) {}
-
-  onModuleInit(): void {
-    this.subscription = subscribeBroadcast(
-      this.connection,
-      SuppressionsSubjects.changed,
-      (event) => this.cache.invalidate(event.account_id),
-      (error) => this.logger.warn(`suppression change broadcast: ${String(error)}`),
-    );
+  ) {
+    super(MAX_ACCOUNTS);
   }
 
-  onModuleDestroy(): void {
-    this.subscription?.unsubscribe();
-    this.subscription = undefined;
+  protected listen(drop: (accountId: string) => void): Subscription[] {
+    return [
+      subscribeBroadcast(
+        this.connection,
+        SuppressionsSubjects.changed,
+        (event) => drop(event.account_id),
+        (error) => this.logger.warn(`suppression change broadcast: ${String(error)}`),
+      ),
+    ];
   }
 
   /**

@@ -1,13 +1,11 @@
 import { AccountsSubjects, type AccountStatus } from '@envoi/contracts-accounts';
-import { TtlCache } from '@envoi/shared-cache';
-import { NATS_CONNECTION, RpcClient, subscribeBroadcast } from '@envoi/shared-nats';
 import {
-  Inject,
-  Injectable,
-  Logger,
-  type OnModuleDestroy,
-  type OnModuleInit,
-} from '@nestjs/common';
+  BroadcastDroppedCache,
+  NATS_CONNECTION,
+  RpcClient,
+  subscribeBroadcast,
+} from '@envoi/shared-nats';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { NatsConnection, Subscription } from 'nats';
 
 import { MessagesConfig } from '../messages.config';
@@ -28,29 +26,26 @@ export interface SendingAccount extends AccountDefaults {
  * once (the accounts service broadcasts it to every replica), the TTL bounding a lost broadcast.
  */
 @Injectable()
-export class AccountDefaultsService implements OnModuleInit, OnModuleDestroy {
+export class AccountDefaultsService extends BroadcastDroppedCache<SendingAccount> {
   private readonly logger = new Logger(AccountDefaultsService.name);
-  private readonly cache = new TtlCache<SendingAccount>(MAX_ENTRIES);
-  private subscription: Subscription | undefined;
 
   constructor(
     private readonly rpc: RpcClient,
     private readonly config: MessagesConfig,
     @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
-  ) {}
-
-  onModuleInit(): void {
-    this.subscription = subscribeBroadcast(
-      this.connection,
-      AccountsSubjects.accountStatusChanged,
-      (event) => event.account_ids.forEach((accountId) => this.cache.invalidate(accountId)),
-      (error) => this.logger.warn(`account status change broadcast: ${String(error)}`),
-    );
+  ) {
+    super(MAX_ENTRIES);
   }
 
-  onModuleDestroy(): void {
-    this.subscription?.unsubscribe();
-    this.subscription = undefined;
+  protected listen(drop: (accountId: string) => void): Subscription[] {
+    return [
+      subscribeBroadcast(
+        this.connection,
+        AccountsSubjects.accountStatusChanged,
+        (event) => event.account_ids.forEach(drop),
+        (error) => this.logger.warn(`account status change broadcast: ${String(error)}`),
+      ),
+    ];
   }
 
   get(accountId: string): Promise<SendingAccount> {

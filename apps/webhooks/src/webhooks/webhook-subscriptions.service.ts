@@ -1,14 +1,12 @@
 import { WEBHOOK_EVENT_FLAGS, WebhookChangeSubjects } from '@envoi/contracts-webhooks';
-import { TtlCache } from '@envoi/shared-cache';
 import { preparedQuery } from '@envoi/shared-database';
-import { NATS_CONNECTION, RpcClient, subscribeBroadcast } from '@envoi/shared-nats';
 import {
-  Inject,
-  Injectable,
-  Logger,
-  type OnModuleDestroy,
-  type OnModuleInit,
-} from '@nestjs/common';
+  BroadcastDroppedCache,
+  NATS_CONNECTION,
+  RpcClient,
+  subscribeBroadcast,
+} from '@envoi/shared-nats';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { NatsConnection, Subscription } from 'nats';
 import { DataSource } from 'typeorm';
@@ -65,35 +63,32 @@ function subscriptionSetOf(rows: readonly SubscriptionRow[]): SubscriptionSet {
  * and on the other replicas by a broadcast sent after the change committed.
  */
 @Injectable()
-export class WebhookSubscriptions implements OnModuleInit, OnModuleDestroy {
+export class WebhookSubscriptions extends BroadcastDroppedCache<SubscriptionSet> {
   private readonly logger = new Logger(WebhookSubscriptions.name);
-  private readonly sets = new TtlCache<SubscriptionSet>(MAX_CACHED_ACCOUNTS);
-  private subscription: Subscription | undefined;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly rpc: RpcClient,
     @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
     private readonly config: WebhooksConfig,
-  ) {}
-
-  onModuleInit(): void {
-    this.subscription = subscribeBroadcast(
-      this.connection,
-      WebhookChangeSubjects.changed,
-      (event) => this.sets.invalidate(event.account_id),
-      (error) => this.logger.warn(`webhook change broadcast: ${String(error)}`),
-    );
+  ) {
+    super(MAX_CACHED_ACCOUNTS);
   }
 
-  onModuleDestroy(): void {
-    this.subscription?.unsubscribe();
-    this.subscription = undefined;
+  protected listen(drop: (accountId: string) => void): Subscription[] {
+    return [
+      subscribeBroadcast(
+        this.connection,
+        WebhookChangeSubjects.changed,
+        (event) => drop(event.account_id),
+        (error) => this.logger.warn(`webhook change broadcast: ${String(error)}`),
+      ),
+    ];
   }
 
   /** The account's subscription set, cached or read. */
   of(accountId: string): Promise<SubscriptionSet> {
-    return this.sets.get(
+    return this.cache.get(
       accountId,
       async () =>
         subscriptionSetOf(
@@ -108,7 +103,7 @@ export class WebhookSubscriptions implements OnModuleInit, OnModuleDestroy {
   /** The accounts' webhooks changed (committed): drops their sets here and on every replica. */
   changed(accountIds: Iterable<string>): void {
     for (const accountId of new Set(accountIds)) {
-      this.sets.invalidate(accountId);
+      this.cache.invalidate(accountId);
       try {
         this.rpc.emit(WebhookChangeSubjects.changed, { account_id: accountId });
       } catch (error) {

@@ -1,4 +1,5 @@
 export * from './broadcast';
+export * from './broadcast-dropped-cache';
 export * from './consumer-attachments';
 export * from './consumers';
 export * from './jetstream-consumer';
