@@ -37,8 +37,23 @@ export class DirectAttempt {
     this.resolve(result);
   }
 
-  /** The delivery as the endpoint queues hold it (not leased: no token). */
+  /**
+   * The delivery as the endpoint queues hold it (not leased: no token). Fields listed rather than
+   * spread: a spread followed by more fields is µs slower in V8, once per delivery.
+   */
   queued(): ClaimedDelivery {
-    return { ...this.delivery, attempts: 0, leaseToken: '', webhookFailing: false };
+    const { delivery } = this;
+    return {
+      id: delivery.id,
+      webhookId: delivery.webhookId,
+      eventId: delivery.eventId,
+      eventType: delivery.eventType,
+      body: delivery.body,
+      attempts: 0,
+      leaseToken: '',
+      url: delivery.url,
+      secretCiphertext: delivery.secretCiphertext,
+      webhookFailing: false,
+    };
   }
 }

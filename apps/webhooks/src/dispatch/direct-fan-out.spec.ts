@@ -133,6 +133,27 @@ describe('DirectFanOut', () => {
     expect(deliveries.stored?.attempted.map(({ id }) => id)).toEqual(['a', 'b']);
     expect(deliveries.stored?.unsent).toEqual([]);
     expect(deliveries.stored?.leased).toEqual([]);
+  });
+
+  it('stores each call with its delivery, when it was made and its outcome', async () => {
+    const { worker, deliveries, direct } = fanOut();
+    const attemptedAt = new Date('2026-01-02T03:04:05Z');
+    const sending = direct.send([delivery('a')]);
+    worker.attempts[0]?.end({ outcome: delivered, attemptedAt });
+    await sending;
+
+    expect(deliveries.stored?.attempted).toEqual([
+      {
+        id: 'a',
+        webhookId: 'hook',
+        accountId: 'account',
+        eventId: 'event-a',
+        eventType: 'message.delivered',
+        body: '{}',
+        attemptedAt,
+        ...delivered,
+      },
+    ]);
     // Nothing waits in the database.
     expect(worker.claims).toBe(0);
   });

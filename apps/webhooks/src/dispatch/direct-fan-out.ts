@@ -4,7 +4,7 @@ import { WebhooksConfig } from '../webhooks.config';
 import type { SubscribedEndpoint } from '../webhooks/subscription-set';
 import { DeliveriesRepository, type FirstAttempt } from './deliveries.repository';
 import { DeliveryWorker } from './delivery-worker.service';
-import type { DirectAttempt, DirectDelivery } from './direct-attempt';
+import type { DirectAttempt, DirectDelivery, EndedCall } from './direct-attempt';
 
 /** Resolves once every attempt ended, or after `ms`, whichever comes first. */
 async function endedWithin(attempts: readonly DirectAttempt[], ms: number): Promise<void> {
@@ -16,6 +16,30 @@ async function endedWithin(attempts: readonly DirectAttempt[], ms: number): Prom
     }),
   ]);
   clearTimeout(timer);
+}
+
+/**
+ * A first attempt's record. Its fields are listed rather than spread: V8 builds an object literal
+ * that spreads two objects several µs slower, once per delivery.
+ */
+function firstAttempt(delivery: DirectDelivery, { attemptedAt, outcome }: EndedCall): FirstAttempt {
+  return {
+    id: delivery.id,
+    webhookId: delivery.webhookId,
+    accountId: delivery.accountId,
+    eventId: delivery.eventId,
+    eventType: delivery.eventType,
+    body: delivery.body,
+    attemptedAt,
+    state: outcome.state,
+    nextAttemptAt: outcome.nextAttemptAt,
+    succeeded: outcome.succeeded,
+    gone: outcome.gone,
+    responseStatus: outcome.responseStatus,
+    error: outcome.error,
+    responseBody: outcome.responseBody,
+    durationMs: outcome.durationMs,
+  };
 }
 
 /**
@@ -55,9 +79,7 @@ export class DirectFanOut {
     for (const attempt of late) this.lateCallStarted(attempt);
     const attempted = attempts.flatMap((attempt): FirstAttempt[] => {
       const ended = attempt.outcome;
-      return ended
-        ? [{ ...attempt.delivery, attemptedAt: ended.attemptedAt, ...ended.outcome }]
-        : [];
+      return ended ? [firstAttempt(attempt.delivery, ended)] : [];
     });
     const stored = await this.deliveries.storeFanOut(
       {

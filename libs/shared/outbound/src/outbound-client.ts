@@ -3,7 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 
-import { checkOutboundUrl } from './check-outbound-url';
+import { checkOutboundUrl, type OutboundUrlCheck } from './check-outbound-url';
 import { OutboundError, type OutboundErrorKind, outboundFailureOf } from './outbound-error';
 import { blockedAddressReason, type OutboundPolicy } from './outbound-policy';
 import { printablePrefix, RESPONSE_PREFIX_BYTES } from './response-prefix';
@@ -53,6 +53,9 @@ export type OutboundResult = OutboundResponse | OutboundRequestFailure;
 /** How long an idle kept-alive connection stays open. */
 const IDLE_SOCKET_MS = 5_000;
 
+/** Target URLs whose check is remembered (a client calls the same few endpoints again and again). */
+const CHECKED_URLS_KEPT = 10_000;
+
 const resolveWithSystem: ResolveHost = (hostname) =>
   new Promise((resolve, reject) => {
     systemLookup(hostname, { all: true }, (error, addresses) =>
@@ -70,6 +73,8 @@ export class OutboundClient {
   private readonly policy: OutboundPolicy;
   private readonly httpAgent: http.Agent;
   private readonly httpsAgent: https.Agent;
+  /** Each target URL's check: it depends only on the text and the policy, both fixed. */
+  private readonly checkedUrls = new Map<string, OutboundUrlCheck>();
 
   constructor(options: OutboundClientOptions) {
     this.policy = options.policy;
@@ -91,7 +96,7 @@ export class OutboundClient {
   ): Promise<OutboundResult> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
-    const checked = checkOutboundUrl(url, this.policy);
+    const checked = this.check(url);
     if (!checked.ok) {
       return Promise.resolve({
         type: 'failure',
@@ -162,6 +167,15 @@ export class OutboundClient {
       });
       request.end(payload);
     });
+  }
+
+  private check(url: string): OutboundUrlCheck {
+    const known = this.checkedUrls.get(url);
+    if (known) return known;
+    const checked = checkOutboundUrl(url, this.policy);
+    if (this.checkedUrls.size >= CHECKED_URLS_KEPT) this.checkedUrls.clear();
+    this.checkedUrls.set(url, checked);
+    return checked;
   }
 
   /** Closes kept-alive connections (on shutdown). */
