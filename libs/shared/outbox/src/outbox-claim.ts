@@ -16,10 +16,12 @@ export interface ClaimedMessage {
 }
 
 /**
- * Locks the oldest due rows (published nowhere, not cancelled, due) that other relays have not
- * locked, as many as hold `maxMessages` stream messages (at least one row, whatever its size),
- * and returns their messages in publication order: rows by due time then insertion, a batch
- * row's events in their order. PostgreSQL expands batch rows and writes the JSON.
+ * Locks at most `$2` of the oldest due rows (published nowhere, not cancelled, due) that other
+ * relays have not locked, and returns the messages of those that hold `$1` stream messages (at
+ * least one row, whatever its size) in publication order: rows by due time then insertion, a
+ * batch row's events in their order. PostgreSQL expands batch rows and writes the JSON. Every
+ * locked row's payload is read to count its messages, so `$2` should be about the rows `$1`
+ * messages need, not `$1`: a row beyond them is read and locked for nothing.
  */
 export function claimStatement(table: string): string {
   return `WITH due AS (
@@ -28,7 +30,7 @@ export function claimStatement(table: string): string {
         FROM ${table}
        WHERE published_at IS NULL AND cancelled_at IS NULL AND available_at <= now()
        ORDER BY available_at, seq
-       LIMIT $1
+       LIMIT $2
          FOR UPDATE SKIP LOCKED),
     taken AS (
       SELECT *, sum(messages) OVER (ORDER BY available_at, seq) - messages AS before FROM due)
@@ -51,9 +53,10 @@ export async function claimDueMessages(
   manager: EntityManager,
   table: string,
   maxMessages: number,
+  maxRows: number,
 ): Promise<ClaimedMessage[]> {
   // Run for every batch: prepared once per connection.
-  return preparedQuery<ClaimedMessage>(manager, claimStatement(table), [maxMessages]);
+  return preparedQuery<ClaimedMessage>(manager, claimStatement(table), [maxMessages, maxRows]);
 }
 
 export async function markPublished(

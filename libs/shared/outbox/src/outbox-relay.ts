@@ -47,8 +47,18 @@ export const DEFAULT_OUTBOX_RELAY_OPTIONS: Omit<OutboxRelayOptions, 'stream'> = 
 interface BatchOutcome {
   /** Stream messages of the rows marked published. */
   published: number;
-  /** Every message claimable was taken: more may be due. */
+  /** Every message or row claimable was taken: more may be due. */
   full: boolean;
+}
+
+/**
+ * The rows a claim of `maxMessages` locks, from the messages per row of the last claim: twice as
+ * many as those messages need at that rate (a batch row of a send's events holds many), never
+ * more than `maxMessages` (a row holds at least one).
+ */
+export function claimRowLimit(maxMessages: number, messagesPerRow: number): number {
+  const needed = Math.ceil((2 * maxMessages) / Math.max(1, messagesPerRow));
+  return Math.max(1, Math.min(maxMessages, needed));
 }
 
 export interface OutboxRelayLogger {
@@ -75,6 +85,8 @@ export class OutboxRelay {
   private wakeRequested = false;
   private streamReady = false;
   private nextBatchSize: number;
+  /** Stream messages per row in the last claim that took any. */
+  private messagesPerRow = 1;
   private nextPurgeAt = 0;
   private lastRunStartedAt = 0;
   private readonly publisher: StreamPublisher;
@@ -134,7 +146,10 @@ export class OutboxRelay {
     }
     const table = outboxTable(this.dataSource.manager);
     return this.dataSource.transaction(async (manager) => {
-      const messages = await claimDueMessages(manager, table, maxMessages);
+      const maxRows = claimRowLimit(maxMessages, this.messagesPerRow);
+      const messages = await claimDueMessages(manager, table, maxMessages, maxRows);
+      const rows = new Set(messages.map((message) => message.rowId)).size;
+      if (rows > 0) this.messagesPerRow = messages.length / rows;
       // Sent back to back on one connection, so the server receives them in order; only the
       // acknowledgements are awaited together.
       const outcomes = await this.publisher.publishAll(
@@ -162,7 +177,9 @@ export class OutboxRelay {
         await recordFailure(manager, table, failed.rowId, error);
         this.logger.warn(`outbox: publishing ${failed.subject} ${failed.msgId} failed: ${error}`);
       }
-      return { published: settled.length, full: !failed && messages.length >= maxMessages };
+      // Rows locked beyond the message budget are left out only once it is reached.
+      const full = messages.length >= maxMessages || rows >= maxRows;
+      return { published: settled.length, full: !failed && full };
     });
   }
 

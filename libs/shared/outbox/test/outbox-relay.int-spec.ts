@@ -192,6 +192,24 @@ describe('OutboxRelay (real PostgreSQL and JetStream)', () => {
     await expect(unpublishedRows()).resolves.toEqual([]);
   });
 
+  it('locks about the rows its budget needs at the last claim’s messages per row, and goes on', async () => {
+    const singles = Array.from({ length: 20 }, (_, n) => testEvent(n));
+    await enqueue([
+      outboxBatchEntry(subjectA, randomUUID(), [1, 2, 3, 4, 5].map(testEvent)),
+      outboxBatchEntry(subjectA, randomUUID(), [6, 7, 8, 9, 10].map(testEvent)),
+      ...singles.map((event) => outboxEntry(subjectA, event.id, event)),
+    ]);
+    const budgeted = relay({ batchSize: 10 });
+
+    const published: number[] = [];
+    for (let batch = 0; batch < 4; batch++) published.push(await budgeted.relayBatch());
+
+    // 5 messages per row at first: 2 × 10 / 5 = 4 rows; then 1 per row: 10 rows again.
+    expect(published).toEqual([10, 4, 10, 6]);
+    await expect(unpublishedRows()).resolves.toEqual([]);
+    expect((await streamMessages()).slice(10).map((message) => message.event)).toEqual(singles);
+  });
+
   it('stops a batch at a failed publication: later rows wait, the failed row is retried', async () => {
     const first = testEvent(1);
     const failing = randomUUID();
