@@ -34,7 +34,7 @@ export class RouteCaller implements OnModuleDestroy {
     });
   }
 
-  onModuleDestroy(): void {
-    this.client.close();
+  onModuleDestroy(): Promise<void> {
+    return this.client.close();
   }
 }

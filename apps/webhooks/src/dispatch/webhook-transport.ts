@@ -65,7 +65,7 @@ export class GuardedWebhookTransport extends WebhookTransport implements OnModul
     return { error: `${result.kind}: ${result.message}`, durationMs: result.durationMs };
   }
 
-  onModuleDestroy(): void {
-    this.client.close();
+  onModuleDestroy(): Promise<void> {
+    return this.client.close();
   }
 }

@@ -1,12 +1,14 @@
 import { lookup as systemLookup, type LookupAddress } from 'node:dns';
-import http from 'node:http';
-import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 
-import { checkOutboundUrl, type OutboundUrlCheck } from './check-outbound-url';
-import { OutboundError, type OutboundErrorKind, outboundFailureOf } from './outbound-error';
+import { Agent } from 'undici';
+
+import { checkOutboundUrl } from './check-outbound-url';
+import { OutboundCall, type OutboundResult } from './outbound-call';
+import { OutboundError } from './outbound-error';
 import { blockedAddressReason, type OutboundPolicy } from './outbound-policy';
-import { printablePrefix, RESPONSE_PREFIX_BYTES } from './response-prefix';
+
+export type { OutboundRequestFailure, OutboundResponse, OutboundResult } from './outbound-call';
 
 /** Resolves a host name to every address it has (the system resolver by default). */
 export type ResolveHost = (hostname: string) => Promise<LookupAddress[]>;
@@ -28,28 +30,6 @@ export interface PostOptions {
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024;
 
-/** An HTTP response; `ok` only for 2xx (a 3xx is never followed). */
-export interface OutboundResponse {
-  type: 'response';
-  ok: boolean;
-  status: number;
-  /** The first 1 KB of the body, printable text only. */
-  bodyPrefix: string;
-  /** The body was longer than `maxResponseBytes` and was not read to its end. */
-  truncated: boolean;
-  durationMs: number;
-}
-
-/** No HTTP response: refused by the policy, unreachable, too slow, TLS failed... */
-export interface OutboundRequestFailure {
-  type: 'failure';
-  kind: OutboundErrorKind;
-  message: string;
-  durationMs: number;
-}
-
-export type OutboundResult = OutboundResponse | OutboundRequestFailure;
-
 /** How long an idle kept-alive connection stays open. */
 const IDLE_SOCKET_MS = 5_000;
 
@@ -63,28 +43,32 @@ const resolveWithSystem: ResolveHost = (hostname) =>
     );
   });
 
+/** Where a checked URL's requests go, or why it may not be called. */
+type CheckedTarget = { ok: true; origin: string; path: string } | { ok: false; reason: string };
+
 /**
  * POSTs JSON to customer endpoints without letting them reach the platform's own network.
  * A literal IP host is checked before connecting; a name is resolved here and every address it
  * resolves to is checked in the lookup the socket connects with, so the address checked is the
  * address connected to (a name that rebinds to a private address after it was saved is caught).
+ * Calls go through an undici Agent (a pool of kept-alive connections per origin; redirects are
+ * never followed), each connection made with that lookup.
  */
 export class OutboundClient {
   private readonly policy: OutboundPolicy;
-  private readonly httpAgent: http.Agent;
-  private readonly httpsAgent: https.Agent;
+  private readonly agent: Agent;
   /** Each target URL's check: it depends only on the text and the policy, both fixed. */
-  private readonly checkedUrls = new Map<string, OutboundUrlCheck>();
+  private readonly checkedUrls = new Map<string, CheckedTarget>();
 
   constructor(options: OutboundClientOptions) {
     this.policy = options.policy;
-    const lookup = this.guardedLookup(options.resolve ?? resolveWithSystem);
-    this.httpAgent = new http.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS, lookup });
-    this.httpsAgent = new https.Agent({
-      keepAlive: true,
-      timeout: IDLE_SOCKET_MS,
-      lookup,
-      ...(options.ca === undefined ? {} : { ca: options.ca }),
+    this.agent = new Agent({
+      keepAliveTimeout: IDLE_SOCKET_MS,
+      keepAliveMaxTimeout: IDLE_SOCKET_MS,
+      connect: {
+        lookup: this.guardedLookup(options.resolve ?? resolveWithSystem),
+        ...(options.ca === undefined ? {} : { ca: options.ca }),
+      },
     });
   }
 
@@ -95,93 +79,49 @@ export class OutboundClient {
     options: PostOptions,
   ): Promise<OutboundResult> {
     const started = performance.now();
-    const elapsed = () => Math.round(performance.now() - started);
-    const checked = this.check(url);
-    if (!checked.ok) {
+    const target = this.check(url);
+    if (!target.ok) {
       return Promise.resolve({
         type: 'failure',
         kind: 'blocked',
-        message: checked.reason,
-        durationMs: elapsed(),
+        message: target.reason,
+        durationMs: Math.round(performance.now() - started),
       });
     }
     const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-    const payload = Buffer.from(body, 'utf8');
-    const target = checked.url;
-    const secure = target.protocol === 'https:';
-
     return new Promise((resolve) => {
-      let settled = false;
-      const settle = (result: OutboundResult) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve(result);
-      };
-      const fail = (error: unknown) =>
-        settle({ type: 'failure', ...outboundFailureOf(error), durationMs: elapsed() });
-
-      const request = (secure ? https : http).request(target, {
-        method: 'POST',
-        agent: secure ? this.httpsAgent : this.httpAgent,
-        headers: {
-          ...headers,
-          'content-type': 'application/json',
-          'content-length': String(payload.length),
+      this.agent.dispatch(
+        {
+          origin: target.origin,
+          path: target.path,
+          method: 'POST',
+          headers: { ...headers, 'content-type': 'application/json' },
+          body: Buffer.from(body, 'utf8'),
         },
-      });
-      const timer = setTimeout(() => {
-        fail(new OutboundError('timeout', `no complete response within ${options.timeoutMs} ms`));
-        request.destroy();
-      }, options.timeoutMs);
-
-      request.on('error', fail);
-      request.on('response', (response) => {
-        const prefix: Buffer[] = [];
-        let prefixBytes = 0;
-        let received = 0;
-        const finish = (truncated: boolean) => {
-          const status = response.statusCode ?? 0;
-          settle({
-            type: 'response',
-            ok: status >= 200 && status < 300,
-            status,
-            bodyPrefix: printablePrefix(Buffer.concat(prefix)),
-            truncated,
-            durationMs: elapsed(),
-          });
-        };
-        response.on('data', (chunk: Buffer) => {
-          received += chunk.length;
-          if (prefixBytes < RESPONSE_PREFIX_BYTES) {
-            prefix.push(chunk.subarray(0, RESPONSE_PREFIX_BYTES - prefixBytes));
-            prefixBytes = Math.min(RESPONSE_PREFIX_BYTES, prefixBytes + chunk.length);
-          }
-          if (received > maxResponseBytes) {
-            finish(true);
-            response.destroy();
-          }
-        });
-        response.on('end', () => finish(false));
-        response.on('error', fail);
-      });
-      request.end(payload);
+        new OutboundCall(resolve, started, maxResponseBytes, options.timeoutMs),
+      );
     });
   }
 
-  private check(url: string): OutboundUrlCheck {
+  private check(url: string): CheckedTarget {
     const known = this.checkedUrls.get(url);
     if (known) return known;
     const checked = checkOutboundUrl(url, this.policy);
+    const target: CheckedTarget = checked.ok
+      ? {
+          ok: true,
+          origin: checked.url.origin,
+          path: `${checked.url.pathname}${checked.url.search}`,
+        }
+      : checked;
     if (this.checkedUrls.size >= CHECKED_URLS_KEPT) this.checkedUrls.clear();
-    this.checkedUrls.set(url, checked);
-    return checked;
+    this.checkedUrls.set(url, target);
+    return target;
   }
 
-  /** Closes kept-alive connections (on shutdown). */
-  close(): void {
-    this.httpAgent.destroy();
-    this.httpsAgent.destroy();
+  /** Closes kept-alive connections and fails the calls in flight (on shutdown). */
+  async close(): Promise<void> {
+    await this.agent.destroy();
   }
 
   /** A `net` lookup that resolves with `resolve` and refuses any blocked address. */

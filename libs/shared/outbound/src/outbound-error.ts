@@ -18,6 +18,13 @@ export class OutboundError extends Error {
 
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'ENODATA']);
 const REFUSED_CODES = new Set(['ECONNREFUSED']);
+/** undici's own timeouts (connecting, waiting for headers, between body chunks). */
+const TIMEOUT_CODES = new Set([
+  'ETIMEDOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+]);
 
 function isTlsCode(code: string): boolean {
   return (
@@ -40,6 +47,7 @@ export function outboundFailureOf(error: unknown): OutboundFailure {
   if (typeof code === 'string') {
     if (DNS_CODES.has(code)) return { kind: 'dns', message: `name not resolved (${code})` };
     if (REFUSED_CODES.has(code)) return { kind: 'refused', message: 'connection refused' };
+    if (TIMEOUT_CODES.has(code)) return { kind: 'timeout', message: text };
     if (isTlsCode(code)) return { kind: 'tls', message: `TLS failed: ${text}` };
   }
   return { kind: 'network', message: text };

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 
 import { generate } from 'selfsigned';
 
@@ -58,7 +58,7 @@ function client(policy: OutboundPolicy, ca?: string): OutboundClient {
 }
 
 afterEach(async () => {
-  for (const created of clients.splice(0)) created.close();
+  await Promise.all(clients.splice(0).map((created) => created.close()));
   for (const server of servers.splice(0)) {
     server.closeAllConnections();
     server.close();
@@ -223,6 +223,75 @@ describe('OutboundClient against loopback servers', () => {
     });
     await expect(closedEarly).resolves.toBe(true);
     expect(bytesWritten).toBeLessThan(64 * 1024 * 1024);
+  });
+
+  it('reuses kept-alive connections for calls one after the other', async () => {
+    const { port, received } = await startServer((_request, response) => response.end('ok'));
+    const server = servers[servers.length - 1] as http.Server;
+    let connections = 0;
+    server.on('connection', () => (connections += 1));
+    const caller = client(loopbackAllowed);
+    const paths = Array.from({ length: 10 }, (_, index) => `/call-${index}`);
+
+    for (const path of paths) {
+      const result = await caller.postJson(`http://127.0.0.1:${port}${path}`, {}, '{}', {
+        timeoutMs: 5_000,
+      });
+      expect(result).toMatchObject({ type: 'response', status: 200 });
+    }
+
+    expect(received.map((request) => request.path)).toEqual(paths);
+    // A call made as the previous one's response ends may find its connection not yet free and
+    // open a second one; from then on the two are reused.
+    expect(connections).toBeLessThanOrEqual(2);
+  });
+
+  it('answers calls in flight together, each on its own connection (no pipelining)', async () => {
+    const waiting: http.ServerResponse[] = [];
+    const { port } = await startServer((_request, response) => {
+      // Nobody is answered before all three calls have arrived.
+      waiting.push(response);
+      if (waiting.length === 3) for (const held of waiting) held.end('ok');
+    });
+    const server = servers[servers.length - 1] as http.Server;
+    let connections = 0;
+    server.on('connection', () => (connections += 1));
+    const caller = client(loopbackAllowed);
+
+    const results = await Promise.all(
+      ['/a', '/b', '/c'].map((path) =>
+        caller.postJson(`http://127.0.0.1:${port}${path}`, {}, '{}', { timeoutMs: 5_000 }),
+      ),
+    );
+
+    expect(results.map((result) => result.type === 'response' && result.status)).toEqual([
+      200, 200, 200,
+    ]);
+    expect(connections).toBe(3);
+  });
+
+  it('times out a call still resolving its host, and never sends it once connected', async () => {
+    const { port, received } = await startServer((_request, response) => response.end('ok'));
+    const server = servers[servers.length - 1] as http.Server;
+    const connected = once(server, 'connection') as Promise<[Socket]>;
+    let release: (() => void) | undefined;
+    const slowResolver: ResolveHost = () =>
+      new Promise((resolve) => {
+        release = () => resolve([{ address: '127.0.0.1', family: 4 }]);
+      });
+    const caller = new OutboundClient({ policy: loopbackAllowed, resolve: slowResolver });
+    clients.push(caller);
+
+    const result = await caller.postJson(`http://hooks.example.com:${port}/late`, {}, '{}', {
+      timeoutMs: 200,
+    });
+    expect(result).toMatchObject({ type: 'failure', kind: 'timeout' });
+
+    // The name resolves after the timeout: the connection is made, then closed unused.
+    release?.();
+    const [socket] = await connected;
+    await once(socket, 'close');
+    expect(received).toHaveLength(0);
   });
 
   it('reports a refused connection', async () => {
