@@ -17,6 +17,7 @@ import {
   SEND_MAX_BYTES,
   type SendContext,
   type SendOptionsBody,
+  SUBMISSION_INLINE_MAX_BYTES,
   type UploadRef,
 } from '@envoi/contracts-messages';
 import {
@@ -61,6 +62,7 @@ import {
 import { ControlHeaderError, withHeaderControls } from '../submissions/control-headers';
 import { TrackingRepository } from '../tracking/tracking.repository';
 import { deliveryChunks, firstDeliveryJob } from './delivery-chunks';
+import { GroupCommits } from './group-commits';
 import { combinedInsertStatement, type InsertStatement } from './insert-rows';
 import type { MessageKind } from './message.entity';
 import { messageIdHeader, messageIdHeaderKey, uuidv7, uuidv7s } from './message-ids';
@@ -75,6 +77,14 @@ import { type SendAttachmentRow, type SendRow, SendsRepository } from './sends.r
 import { composedSizeBound, type SizeParts } from './size-bound';
 import { suppressedAtAcceptEntries } from './suppressed-at-accept';
 import { SuppressionChecks, suppressionKey } from './suppression-checks.service';
+
+/**
+ * Submissions (one SMTP transaction each) committed at once in one lane, and lanes: the SMTP
+ * edge's connections wait on their commits, so several come together under load.
+ */
+const SUBMISSION_GROUP_COMMITS = { lanes: 2, maxCallersPerGroup: 16 } as const;
+/** A submission whose message is larger goes alone (a group's statement carries every message). */
+const GROUPED_SUBMISSION_MAX_BYTES = SUBMISSION_INLINE_MAX_BYTES;
 
 /** The text fields templates apply to. */
 interface Content {
@@ -431,6 +441,8 @@ function fitReply(data: CreatedMessageRecord[]): CreateMessageResult {
 @Injectable()
 export class AcceptService {
   private readonly logger = new Logger(AcceptService.name);
+  /** Submissions committed together when they come together (see GroupCommits). */
+  private readonly submissionCommits: GroupCommits;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -445,7 +457,12 @@ export class AcceptService {
     private readonly composer: StoredComposer,
     private readonly acceptedRequests: AcceptedRequests,
     private readonly credits: CreditReservations,
-  ) {}
+  ) {
+    this.submissionCommits = new GroupCommits(
+      (statement) => preparedQuery(this.dataSource.manager, statement.sql, statement.parameters),
+      SUBMISSION_GROUP_COMMITS,
+    );
+  }
 
   /** One message per recipient, whose To holds that recipient only; once per idempotency key. */
   createMessage(request: CreateMessageRequest): Promise<CreateMessageResult> {
@@ -731,7 +748,7 @@ export class AcceptService {
           request,
           recorded(reply),
           [enqueueOutboxStatement(this.dataSource.manager, suppressed)],
-          submitted !== undefined,
+          submitted,
         );
         this.outbox.notify();
       }
@@ -749,12 +766,7 @@ export class AcceptService {
     };
     if (setting.monthlyCredit > 0) return this.storeWithinCredit(stored, drafts, data, recorded);
     const reply = fitReply(data);
-    await this.commit(
-      request,
-      recorded(reply),
-      this.rowStatements(stored, drafts),
-      submitted !== undefined,
-    );
+    await this.commit(request, recorded(reply), this.rowStatements(stored, drafts), submitted);
     this.accepted(stored, drafts);
     return reply;
   }
@@ -787,9 +799,13 @@ export class AcceptService {
     request: SendContext,
     reply: AcceptedReply,
     statements: InsertStatement[],
-    submitted: boolean,
+    submitted: Submitted | undefined,
   ): Promise<void> {
     const claim = submitted ? this.acceptedRequests.claimStatement(request, reply) : undefined;
+    if (claim && submitted && submitted.raw.length <= GROUPED_SUBMISSION_MAX_BYTES) {
+      await this.submissionCommits.commit([claim, ...statements]);
+      return;
+    }
     const rows = combinedInsertStatement(claim ? [claim, ...statements] : statements);
     if (!rows) throw new Error('a send has rows to insert');
     // Its text depends only on which tables get rows and the number of attachments: prepared.

@@ -1,0 +1,97 @@
+import { combinedInsertStatement, type InsertStatement } from './insert-rows';
+import { KeyedBatches } from './keyed-batches';
+
+/** The shape of a caller's statements: their texts and parameter counts. */
+function shapeOf(pending: Pending): string {
+  return pending.statements
+    .map((statement) => `${statement.parameters.length}:${statement.sql}`)
+    .join('\u0000');
+}
+
+/**
+ * The callers ordered by the shapes of their statements, so that a group's text depends on which
+ * shapes it holds, not on their order: prepared statements stay few.
+ */
+function inShapeOrder(group: readonly Pending[]): Pending[] {
+  const shaped = group.map((pending) => ({ pending, shape: shapeOf(pending) }));
+  shaped.sort((a, b) => (a.shape < b.shape ? -1 : a.shape > b.shape ? 1 : 0));
+  return shaped.map(({ pending }) => pending);
+}
+
+/** One caller's statements, and how running them ended for it. */
+interface Pending {
+  statements: readonly InsertStatement[];
+  /** Set when its statements were not committed. */
+  failure?: { error: unknown };
+}
+
+/**
+ * Commits INSERT statements that each caller needs atomic (see combinedInsertStatement), several
+ * callers' in one statement when they come together: a caller that finds a lane idle runs at
+ * once; those that come while every lane has a statement in flight wait for the lane with the
+ * fewest waiting, then go together. One round trip and one commit for many under load, no delay
+ * when idle. A caller's promise settles only once its own statements are committed (or not): when
+ * a group's statement fails (one caller's duplicate key fails them all), each caller's statements
+ * run again alone, so that each gets its own outcome.
+ */
+export class GroupCommits {
+  private readonly batches: KeyedBatches<Pending, void>;
+  private readonly lanes: readonly string[];
+
+  constructor(
+    private readonly execute: (statement: InsertStatement) => Promise<unknown>,
+    options: { lanes: number; maxCallersPerGroup: number },
+  ) {
+    this.lanes = Array.from({ length: Math.max(1, options.lanes) }, (_, index) => String(index));
+    this.batches = new KeyedBatches(
+      (_lane, group) => this.commitGroup(group),
+      options.maxCallersPerGroup,
+    );
+  }
+
+  async commit(statements: readonly InsertStatement[]): Promise<void> {
+    const pending: Pending = { statements };
+    await this.batches.submit(this.lane(), [pending]);
+    if (pending.failure) throw pending.failure.error;
+  }
+
+  /** An idle lane, else the one with the fewest callers waiting. */
+  private lane(): string {
+    let chosen = this.lanes[0] ?? '0';
+    let fewest = Number.POSITIVE_INFINITY;
+    for (const lane of this.lanes) {
+      const waiting = this.batches.waiting(lane);
+      if (waiting === undefined) return lane;
+      if (waiting < fewest) {
+        fewest = waiting;
+        chosen = lane;
+      }
+    }
+    return chosen;
+  }
+
+  private async commitGroup(group: Pending[]): Promise<void> {
+    if (group.length > 1) {
+      try {
+        await this.run(inShapeOrder(group).flatMap((pending) => pending.statements));
+        return;
+      } catch {
+        // Nothing of the group was committed: each caller's statements run alone below.
+      }
+    }
+    await Promise.all(
+      group.map(async (pending) => {
+        try {
+          await this.run(pending.statements);
+        } catch (error) {
+          pending.failure = { error };
+        }
+      }),
+    );
+  }
+
+  private async run(statements: readonly InsertStatement[]): Promise<void> {
+    const combined = combinedInsertStatement(statements);
+    if (combined) await this.execute(combined);
+  }
+}
