@@ -83,8 +83,11 @@ import { SuppressionChecks, suppressionKey } from './suppression-checks.service'
  * edge's connections wait on their commits, so several come together under load.
  */
 const SUBMISSION_GROUP_COMMITS = { lanes: 2, maxCallersPerGroup: 16 } as const;
-/** A submission whose message is larger goes alone (a group's statement carries every message). */
-const GROUPED_SUBMISSION_MAX_BYTES = SUBMISSION_INLINE_MAX_BYTES;
+
+/** A larger submission goes alone: a group's statement carries every message of the group. */
+function isGroupable(submitted: Submitted): boolean {
+  return submitted.raw.length <= SUBMISSION_INLINE_MAX_BYTES;
+}
 
 /** The text fields templates apply to. */
 interface Content {
@@ -117,6 +120,19 @@ interface StoredSend {
   suppressed: OutboxEntry[];
   /** A send submitted over SMTP: its raw message, and the reply its idempotency record keeps. */
   submitted?: Submitted;
+  /**
+   * Committed with the submissions that come together (see commitGrouped): its
+   * `message.send_receptions` is the group's, not its own.
+   */
+  grouped: boolean;
+}
+
+/** The messages a send stored, which a `message.send_receptions` event names. */
+interface SendReceptions {
+  accountId: string;
+  /** The send's acceptance (the event's timestamp). */
+  timestamp: string;
+  messageIds: string[];
 }
 
 /** What a send submitted over SMTP adds to storing it. */
@@ -442,7 +458,7 @@ function fitReply(data: CreatedMessageRecord[]): CreateMessageResult {
 export class AcceptService {
   private readonly logger = new Logger(AcceptService.name);
   /** Submissions committed together when they come together (see GroupCommits). */
-  private readonly submissionCommits: GroupCommits;
+  private readonly submissionCommits: GroupCommits<SendReceptions>;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -460,7 +476,12 @@ export class AcceptService {
   ) {
     this.submissionCommits = new GroupCommits(
       (statement) => preparedQuery(this.dataSource.manager, statement.sql, statement.parameters),
-      SUBMISSION_GROUP_COMMITS,
+      {
+        ...SUBMISSION_GROUP_COMMITS,
+        groupStatements: (receptions) => [
+          enqueueOutboxStatement(this.dataSource.manager, sendReceptionsEntries(receptions)),
+        ],
+      },
     );
   }
 
@@ -744,17 +765,19 @@ export class AcceptService {
       const reply = fitReply(data);
       // A submission is recorded under its key even when nothing is sent: a retry answers alike.
       if (suppressed.length > 0 || submitted) {
-        await this.commit(
-          request,
-          recorded(reply),
-          [enqueueOutboxStatement(this.dataSource.manager, suppressed)],
-          submitted,
-        );
+        const statements = [enqueueOutboxStatement(this.dataSource.manager, suppressed)];
+        if (submitted && isGroupable(submitted)) {
+          await this.commitGrouped(request, recorded(reply), statements, undefined);
+        } else {
+          await this.commit(request, recorded(reply), statements, submitted !== undefined);
+        }
         this.outbox.notify();
       }
       return reply;
     }
     const prepared = submitted ? [] : await this.prepareWithinLimits(sources, drafts);
+    const grouped =
+      submitted !== undefined && setting.monthlyCredit === 0 && isGroupable(submitted);
     const stored: StoredSend = {
       request,
       body,
@@ -763,10 +786,20 @@ export class AcceptService {
       prepared,
       suppressed,
       ...(submitted ? { submitted } : {}),
+      grouped,
     };
     if (setting.monthlyCredit > 0) return this.storeWithinCredit(stored, drafts, data, recorded);
     const reply = fitReply(data);
-    await this.commit(request, recorded(reply), this.rowStatements(stored, drafts), submitted);
+    const statements = this.rowStatements(stored, drafts);
+    if (grouped) {
+      await this.commitGrouped(request, recorded(reply), statements, {
+        accountId: setting.accountId,
+        timestamp: setting.now.toISOString(),
+        messageIds: drafts.map((draft) => draft.id),
+      });
+    } else {
+      await this.commit(request, recorded(reply), statements, submitted !== undefined);
+    }
     this.accepted(stored, drafts);
     return reply;
   }
@@ -799,13 +832,9 @@ export class AcceptService {
     request: SendContext,
     reply: AcceptedReply,
     statements: InsertStatement[],
-    submitted: Submitted | undefined,
+    submitted: boolean,
   ): Promise<void> {
     const claim = submitted ? this.acceptedRequests.claimStatement(request, reply) : undefined;
-    if (claim && submitted && submitted.raw.length <= GROUPED_SUBMISSION_MAX_BYTES) {
-      await this.submissionCommits.commit([claim, ...statements]);
-      return;
-    }
     const rows = combinedInsertStatement(claim ? [claim, ...statements] : statements);
     if (!rows) throw new Error('a send has rows to insert');
     // Its text depends only on which tables get rows and the number of attachments: prepared.
@@ -818,6 +847,20 @@ export class AcceptService {
         await preparedQuery(manager, rows.sql, rows.parameters);
       });
     }
+  }
+
+  /**
+   * Commits a submission's statements, its key claimed in them, with the submissions that come
+   * together (see GroupCommits); its messages are counted in the group's `message.send_receptions`.
+   */
+  private async commitGrouped(
+    request: SendContext,
+    reply: AcceptedReply,
+    statements: InsertStatement[],
+    receptions: SendReceptions | undefined,
+  ): Promise<void> {
+    const claim = this.acceptedRequests.claimStatement(request, reply);
+    await this.submissionCommits.commit(claim ? [claim, ...statements] : statements, receptions);
   }
 
   /**
@@ -988,7 +1031,15 @@ export class AcceptService {
         randomUUID(),
         drafts.map((draft) => receptionEvent(randomUUID(), timestamp, setting, body, draft)),
       ),
-      sendReceptionsEntry(timestamp, setting.accountId, drafts),
+      ...(stored.grouped
+        ? []
+        : sendReceptionsEntries([
+            {
+              accountId: setting.accountId,
+              timestamp,
+              messageIds: drafts.map((draft) => draft.id),
+            },
+          ])),
     ];
     const jobs: OutboxEntry[] = chunks.jobs.map(({ id, messageIds }) =>
       outboxEntry(
@@ -1020,18 +1071,27 @@ export class AcceptService {
   }
 }
 
-/** The send's `message.send_receptions` event: its messages, for consumers that count them. */
-function sendReceptionsEntry(
-  timestamp: string,
-  accountId: string,
-  drafts: readonly Draft[],
-): OutboxEntry {
-  const id = randomUUID();
-  return outboxEntry(MessagesStreamSubjects.sendReceptions, id, {
-    id,
-    type: 'message.send_receptions',
-    timestamp,
-    data: { account_id: accountId, message_ids: drafts.map((draft) => draft.id) },
+/**
+ * The `message.send_receptions` events of sends committed together: their messages, for
+ * consumers that count them, one event per account and second of acceptance (its first send's
+ * timestamp), so that no message is counted in a billing period other than its own.
+ */
+function sendReceptionsEntries(sends: readonly SendReceptions[]): OutboxEntry[] {
+  const merged = new Map<string, SendReceptions>();
+  for (const send of sends) {
+    const key = `${send.accountId} ${send.timestamp.slice(0, 19)}`;
+    const earlier = merged.get(key);
+    if (earlier) earlier.messageIds.push(...send.messageIds);
+    else merged.set(key, { ...send, messageIds: [...send.messageIds] });
+  }
+  return [...merged.values()].map(({ accountId, timestamp, messageIds }) => {
+    const id = randomUUID();
+    return outboxEntry(MessagesStreamSubjects.sendReceptions, id, {
+      id,
+      type: 'message.send_receptions',
+      timestamp,
+      data: { account_id: accountId, message_ids: messageIds },
+    });
   });
 }
 

@@ -10,12 +10,17 @@ interface Executed {
 
 function setup(options = { lanes: 1, maxCallersPerGroup: 10 }) {
   const executed: Executed[] = [];
-  const commits = new GroupCommits(
+  const commits = new GroupCommits<string>(
     (statement) =>
       new Promise<void>((resolve, reject) => {
         executed.push({ statement, commit: resolve, fail: reject });
       }),
-    options,
+    {
+      ...options,
+      groupStatements: (notes) => [
+        { sql: 'INSERT INTO counts (notes) VALUES ($1)', parameters: [notes.join(',')] },
+      ],
+    },
   );
   return { executed, commits };
 }
@@ -118,6 +123,35 @@ describe('GroupCommits', () => {
     expect(executed.slice(2).map(({ statement }) => statement.parameters)).toEqual([
       ['4'],
       ['3', '5'],
+    ]);
+  });
+
+  it('adds one statement for the notes of a group, and for a note of a caller run alone', async () => {
+    const { executed, commits } = setup();
+    void commits.commit([insertInto('a', '0')], 'zero');
+    void commits.commit([insertInto('a', '1')], 'one');
+    void commits.commit([insertInto('a', '2')]);
+    void commits.commit([insertInto('a', '3')], 'three');
+    executed[0]?.commit();
+    await settle();
+    expect(executed.map(({ statement }) => statement)).toEqual([
+      {
+        sql: 'WITH s0 AS (INSERT INTO a (v) VALUES ($1)) INSERT INTO counts (notes) VALUES ($2)',
+        parameters: ['0', 'zero'],
+      },
+      {
+        sql:
+          'WITH s0 AS (INSERT INTO a (v) VALUES ($1)), s1 AS (INSERT INTO a (v) VALUES ($2)), ' +
+          's2 AS (INSERT INTO a (v) VALUES ($3)) INSERT INTO counts (notes) VALUES ($4)',
+        parameters: ['1', '2', '3', 'one,three'],
+      },
+    ]);
+    executed[1]?.fail(new Error('duplicate key'));
+    await settle();
+    expect(executed.slice(2).map(({ statement }) => statement.parameters)).toEqual([
+      ['1', 'one'],
+      ['2'],
+      ['3', 'three'],
     ]);
   });
 

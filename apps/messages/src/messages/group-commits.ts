@@ -1,8 +1,27 @@
 import { combinedInsertStatement, type InsertStatement } from './insert-rows';
 import { KeyedBatches } from './keyed-batches';
 
+/** One caller's statements and note, and how running them ended for it. */
+interface Pending<Note> {
+  statements: readonly InsertStatement[];
+  note: Note | undefined;
+  /** Set when its statements were not committed. */
+  failure?: { error: unknown };
+}
+
+export interface GroupCommitsOptions<Note> {
+  /** Groups in flight at once. */
+  lanes: number;
+  maxCallersPerGroup: number;
+  /**
+   * What a group adds for its callers' notes (one statement for many, such as a count of what
+   * they stored), committed with their statements; a caller that runs alone gets it for its own.
+   */
+  groupStatements: (notes: readonly Note[]) => InsertStatement[];
+}
+
 /** The shape of a caller's statements: their texts and parameter counts. */
-function shapeOf(pending: Pending): string {
+function shapeOf(pending: Pending<unknown>): string {
   return pending.statements
     .map((statement) => `${statement.parameters.length}:${statement.sql}`)
     .join('\u0000');
@@ -12,17 +31,10 @@ function shapeOf(pending: Pending): string {
  * The callers ordered by the shapes of their statements, so that a group's text depends on which
  * shapes it holds, not on their order: prepared statements stay few.
  */
-function inShapeOrder(group: readonly Pending[]): Pending[] {
+function inShapeOrder<Note>(group: readonly Pending<Note>[]): Pending<Note>[] {
   const shaped = group.map((pending) => ({ pending, shape: shapeOf(pending) }));
   shaped.sort((a, b) => (a.shape < b.shape ? -1 : a.shape > b.shape ? 1 : 0));
   return shaped.map(({ pending }) => pending);
-}
-
-/** One caller's statements, and how running them ended for it. */
-interface Pending {
-  statements: readonly InsertStatement[];
-  /** Set when its statements were not committed. */
-  failure?: { error: unknown };
 }
 
 /**
@@ -34,13 +46,13 @@ interface Pending {
  * a group's statement fails (one caller's duplicate key fails them all), each caller's statements
  * run again alone, so that each gets its own outcome.
  */
-export class GroupCommits {
-  private readonly batches: KeyedBatches<Pending, void>;
+export class GroupCommits<Note> {
+  private readonly batches: KeyedBatches<Pending<Note>, void>;
   private readonly lanes: readonly string[];
 
   constructor(
     private readonly execute: (statement: InsertStatement) => Promise<unknown>,
-    options: { lanes: number; maxCallersPerGroup: number },
+    private readonly options: GroupCommitsOptions<Note>,
   ) {
     this.lanes = Array.from({ length: Math.max(1, options.lanes) }, (_, index) => String(index));
     this.batches = new KeyedBatches(
@@ -49,8 +61,9 @@ export class GroupCommits {
     );
   }
 
-  async commit(statements: readonly InsertStatement[]): Promise<void> {
-    const pending: Pending = { statements };
+  /** Commits `statements`, and what the group adds for `note` when given. */
+  async commit(statements: readonly InsertStatement[], note?: Note): Promise<void> {
+    const pending: Pending<Note> = { statements, note };
     await this.batches.submit(this.lane(), [pending]);
     if (pending.failure) throw pending.failure.error;
   }
@@ -70,10 +83,10 @@ export class GroupCommits {
     return chosen;
   }
 
-  private async commitGroup(group: Pending[]): Promise<void> {
+  private async commitGroup(group: Pending<Note>[]): Promise<void> {
     if (group.length > 1) {
       try {
-        await this.run(inShapeOrder(group).flatMap((pending) => pending.statements));
+        await this.run(inShapeOrder(group));
         return;
       } catch {
         // Nothing of the group was committed: each caller's statements run alone below.
@@ -82,7 +95,7 @@ export class GroupCommits {
     await Promise.all(
       group.map(async (pending) => {
         try {
-          await this.run(pending.statements);
+          await this.run([pending]);
         } catch (error) {
           pending.failure = { error };
         }
@@ -90,8 +103,12 @@ export class GroupCommits {
     );
   }
 
-  private async run(statements: readonly InsertStatement[]): Promise<void> {
-    const combined = combinedInsertStatement(statements);
+  private async run(callers: readonly Pending<Note>[]): Promise<void> {
+    const notes = callers.flatMap(({ note }) => (note === undefined ? [] : [note]));
+    const combined = combinedInsertStatement([
+      ...callers.flatMap(({ statements }) => statements),
+      ...(notes.length > 0 ? this.options.groupStatements(notes) : []),
+    ]);
     if (combined) await this.execute(combined);
   }
 }
