@@ -1,4 +1,4 @@
-import { combinedInsertStatement, type InsertStatement } from './insert-rows';
+import { combinedInsertStatement, type InsertStatement, statementsShape } from './insert-rows';
 import { KeyedBatches } from './keyed-batches';
 
 /** One caller's statements and note, and how running them ended for it. */
@@ -20,19 +20,12 @@ export interface GroupCommitsOptions<Note> {
   groupStatements: (notes: readonly Note[]) => InsertStatement[];
 }
 
-/** The shape of a caller's statements: their texts and parameter counts. */
-function shapeOf(pending: Pending<unknown>): string {
-  return pending.statements
-    .map((statement) => `${statement.parameters.length}:${statement.sql}`)
-    .join('\u0000');
-}
-
 /**
  * The callers ordered by the shapes of their statements, so that a group's text depends on which
  * shapes it holds, not on their order: prepared statements stay few.
  */
 function inShapeOrder<Note>(group: readonly Pending<Note>[]): Pending<Note>[] {
-  const shaped = group.map((pending) => ({ pending, shape: shapeOf(pending) }));
+  const shaped = group.map((pending) => ({ pending, shape: statementsShape(pending.statements) }));
   shaped.sort((a, b) => (a.shape < b.shape ? -1 : a.shape > b.shape ? 1 : 0));
   return shaped.map(({ pending }) => pending);
 }
