@@ -11,6 +11,7 @@ import {
 } from '@envoi/contracts-messages';
 import { SuppressionsSubjects } from '@envoi/contracts-suppressions';
 import { putUpload } from '@envoi/shared-nats';
+import { pollUntil } from '@envoi/shared-testing';
 
 import { MessagesRepository } from '../src/messages/messages.repository';
 import { TrackingRepository } from '../src/tracking/tracking.repository';
@@ -391,6 +392,16 @@ describe('messages service: SMTP submissions', () => {
     expect(results.slice(12)).toEqual([results[3], results[3]]);
     expect(await sendCount(sender.accountId)).toBe(12);
     for (const id of ids) expect((await messageRow(id)).status).toBe('Received');
+    // Submissions committed together share `message.send_receptions` events: each message once.
+    const counted = await pollUntil(
+      () =>
+        app.sendReceptions
+          .of((event) => event.data.account_id === sender.accountId)
+          .flatMap((event) => event.value.data.message_ids),
+      (messageIds) => messageIds.length >= 12,
+      { timeoutMs: 10_000, what: 'the send receptions of 12 submissions' },
+    );
+    expect([...counted].sort()).toEqual(ids.slice(0, 12).map(uuidOf).sort());
   });
 
   it('records a submission whose every recipient is suppressed, and answers its retry alike', async () => {

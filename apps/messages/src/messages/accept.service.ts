@@ -17,6 +17,7 @@ import {
   SEND_MAX_BYTES,
   type SendContext,
   type SendOptionsBody,
+  SUBMISSION_INLINE_MAX_BYTES,
   type UploadRef,
 } from '@envoi/contracts-messages';
 import {
@@ -61,6 +62,7 @@ import {
 import { ControlHeaderError, withHeaderControls } from '../submissions/control-headers';
 import { TrackingRepository } from '../tracking/tracking.repository';
 import { deliveryChunks, firstDeliveryJob } from './delivery-chunks';
+import { GroupCommits } from './group-commits';
 import { combinedInsertStatement, type InsertStatement } from './insert-rows';
 import type { MessageKind } from './message.entity';
 import { messageIdHeader, messageIdHeaderKey, uuidv7, uuidv7s } from './message-ids';
@@ -75,6 +77,17 @@ import { type SendAttachmentRow, type SendRow, SendsRepository } from './sends.r
 import { composedSizeBound, type SizeParts } from './size-bound';
 import { suppressedAtAcceptEntries } from './suppressed-at-accept';
 import { SuppressionChecks, suppressionKey } from './suppression-checks.service';
+
+/**
+ * Submissions (one SMTP transaction each) committed at once in one lane, and lanes: the SMTP
+ * edge's connections wait on their commits, so several come together under load.
+ */
+const SUBMISSION_GROUP_COMMITS = { lanes: 2, maxCallersPerGroup: 16 } as const;
+
+/** A larger submission goes alone: a group's statement carries every message of the group. */
+function isGroupable(submitted: Submitted): boolean {
+  return submitted.raw.length <= SUBMISSION_INLINE_MAX_BYTES;
+}
 
 /** The text fields templates apply to. */
 interface Content {
@@ -107,6 +120,19 @@ interface StoredSend {
   suppressed: OutboxEntry[];
   /** A send submitted over SMTP: its raw message, and the reply its idempotency record keeps. */
   submitted?: Submitted;
+  /**
+   * Committed with the submissions that come together (see commitGrouped): its
+   * `message.send_receptions` is the group's, not its own.
+   */
+  grouped: boolean;
+}
+
+/** The messages a send stored, which a `message.send_receptions` event names. */
+interface SendReceptions {
+  accountId: string;
+  /** The send's acceptance (the event's timestamp). */
+  timestamp: string;
+  messageIds: string[];
 }
 
 /** What a send submitted over SMTP adds to storing it. */
@@ -431,6 +457,8 @@ function fitReply(data: CreatedMessageRecord[]): CreateMessageResult {
 @Injectable()
 export class AcceptService {
   private readonly logger = new Logger(AcceptService.name);
+  /** Submissions committed together when they come together (see GroupCommits). */
+  private readonly submissionCommits: GroupCommits<SendReceptions>;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -445,7 +473,17 @@ export class AcceptService {
     private readonly composer: StoredComposer,
     private readonly acceptedRequests: AcceptedRequests,
     private readonly credits: CreditReservations,
-  ) {}
+  ) {
+    this.submissionCommits = new GroupCommits(
+      (statement) => preparedQuery(this.dataSource.manager, statement.sql, statement.parameters),
+      {
+        ...SUBMISSION_GROUP_COMMITS,
+        groupStatements: (receptions) => [
+          enqueueOutboxStatement(this.dataSource.manager, sendReceptionsEntries(receptions)),
+        ],
+      },
+    );
+  }
 
   /** One message per recipient, whose To holds that recipient only; once per idempotency key. */
   createMessage(request: CreateMessageRequest): Promise<CreateMessageResult> {
@@ -727,17 +765,19 @@ export class AcceptService {
       const reply = fitReply(data);
       // A submission is recorded under its key even when nothing is sent: a retry answers alike.
       if (suppressed.length > 0 || submitted) {
-        await this.commit(
-          request,
-          recorded(reply),
-          [enqueueOutboxStatement(this.dataSource.manager, suppressed)],
-          submitted !== undefined,
-        );
+        const statements = [enqueueOutboxStatement(this.dataSource.manager, suppressed)];
+        if (submitted && isGroupable(submitted)) {
+          await this.commitGrouped(request, recorded(reply), statements, undefined);
+        } else {
+          await this.commit(request, recorded(reply), statements, submitted !== undefined);
+        }
         this.outbox.notify();
       }
       return reply;
     }
     const prepared = submitted ? [] : await this.prepareWithinLimits(sources, drafts);
+    const grouped =
+      submitted !== undefined && setting.monthlyCredit === 0 && isGroupable(submitted);
     const stored: StoredSend = {
       request,
       body,
@@ -746,15 +786,20 @@ export class AcceptService {
       prepared,
       suppressed,
       ...(submitted ? { submitted } : {}),
+      grouped,
     };
     if (setting.monthlyCredit > 0) return this.storeWithinCredit(stored, drafts, data, recorded);
     const reply = fitReply(data);
-    await this.commit(
-      request,
-      recorded(reply),
-      this.rowStatements(stored, drafts),
-      submitted !== undefined,
-    );
+    const statements = this.rowStatements(stored, drafts);
+    if (grouped) {
+      await this.commitGrouped(request, recorded(reply), statements, {
+        accountId: setting.accountId,
+        timestamp: setting.now.toISOString(),
+        messageIds: drafts.map((draft) => draft.id),
+      });
+    } else {
+      await this.commit(request, recorded(reply), statements, submitted !== undefined);
+    }
     this.accepted(stored, drafts);
     return reply;
   }
@@ -802,6 +847,20 @@ export class AcceptService {
         await preparedQuery(manager, rows.sql, rows.parameters);
       });
     }
+  }
+
+  /**
+   * Commits a submission's statements, its key claimed in them, with the submissions that come
+   * together (see GroupCommits); its messages are counted in the group's `message.send_receptions`.
+   */
+  private async commitGrouped(
+    request: SendContext,
+    reply: AcceptedReply,
+    statements: InsertStatement[],
+    receptions: SendReceptions | undefined,
+  ): Promise<void> {
+    const claim = this.acceptedRequests.claimStatement(request, reply);
+    await this.submissionCommits.commit(claim ? [claim, ...statements] : statements, receptions);
   }
 
   /**
@@ -972,7 +1031,15 @@ export class AcceptService {
         randomUUID(),
         drafts.map((draft) => receptionEvent(randomUUID(), timestamp, setting, body, draft)),
       ),
-      sendReceptionsEntry(timestamp, setting.accountId, drafts),
+      ...(stored.grouped
+        ? []
+        : sendReceptionsEntries([
+            {
+              accountId: setting.accountId,
+              timestamp,
+              messageIds: drafts.map((draft) => draft.id),
+            },
+          ])),
     ];
     const jobs: OutboxEntry[] = chunks.jobs.map(({ id, messageIds }) =>
       outboxEntry(
@@ -1004,18 +1071,27 @@ export class AcceptService {
   }
 }
 
-/** The send's `message.send_receptions` event: its messages, for consumers that count them. */
-function sendReceptionsEntry(
-  timestamp: string,
-  accountId: string,
-  drafts: readonly Draft[],
-): OutboxEntry {
-  const id = randomUUID();
-  return outboxEntry(MessagesStreamSubjects.sendReceptions, id, {
-    id,
-    type: 'message.send_receptions',
-    timestamp,
-    data: { account_id: accountId, message_ids: drafts.map((draft) => draft.id) },
+/**
+ * The `message.send_receptions` events of sends committed together: their messages, for
+ * consumers that count them, one event per account and second of acceptance (its first send's
+ * timestamp), so that no message is counted in a billing period other than its own.
+ */
+function sendReceptionsEntries(sends: readonly SendReceptions[]): OutboxEntry[] {
+  const merged = new Map<string, SendReceptions>();
+  for (const send of sends) {
+    const key = `${send.accountId} ${send.timestamp.slice(0, 19)}`;
+    const earlier = merged.get(key);
+    if (earlier) earlier.messageIds.push(...send.messageIds);
+    else merged.set(key, { ...send, messageIds: [...send.messageIds] });
+  }
+  return [...merged.values()].map(({ accountId, timestamp, messageIds }) => {
+    const id = randomUUID();
+    return outboxEntry(MessagesStreamSubjects.sendReceptions, id, {
+      id,
+      type: 'message.send_receptions',
+      timestamp,
+      data: { account_id: accountId, message_ids: messageIds },
+    });
   });
 }
 

@@ -2,6 +2,7 @@ import {
   type Columns,
   combinedInsertStatement,
   insertRowsStatement,
+  statementsShape,
   textArrayLiteral,
 } from './insert-rows';
 
@@ -192,5 +193,34 @@ describe('combinedInsertStatement', () => {
       'INSERT INTO t SELECT $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24',
     );
     expect(combined?.parameters).toHaveLength(24);
+  });
+});
+
+describe('statementsShape', () => {
+  const a = 'INSERT INTO a (x) SELECT $1';
+  const b = 'INSERT INTO b (x) SELECT $1';
+
+  it('is the same for the same texts and parameter counts, whatever the values', () => {
+    expect(statementsShape([{ sql: a, parameters: [1] }])).toBe(
+      statementsShape([{ sql: `INSERT INTO a (x) SELECT ${'$1'}`, parameters: ['other'] }]),
+    );
+  });
+
+  it('tells apart other texts, other parameter counts and another order', () => {
+    const shapes = [
+      [{ sql: a, parameters: [1] }],
+      [{ sql: b, parameters: [1] }],
+      [{ sql: a, parameters: [1, 2] }],
+      [
+        { sql: a, parameters: [1] },
+        { sql: b, parameters: [1] },
+      ],
+      [
+        { sql: b, parameters: [1] },
+        { sql: a, parameters: [1] },
+      ],
+    ].map(statementsShape);
+
+    expect(new Set(shapes).size).toBe(shapes.length);
   });
 });

@@ -183,8 +183,35 @@ function scalarParameter(type: ColumnType, value: unknown): unknown {
   }
 }
 
-/** Combined texts by their statements' parameter counts and texts (a few shapes per table set). */
+/** Combined texts by their statements' shapes (a few per table set). */
 const combinedTexts = new Map<string, string>();
+
+/**
+ * A number per statement text, never reused: a text the builders return is one string kept in
+ * their caches, whose hash V8 keeps, so a look-up costs nothing like hashing the text again.
+ */
+const textNumbers = new Map<string, number>();
+let nextTextNumber = 0;
+
+function textNumber(sql: string): number {
+  let number = textNumbers.get(sql);
+  if (number === undefined) {
+    if (textNumbers.size >= REMEMBERED_TEXTS_MAX) textNumbers.clear();
+    number = nextTextNumber++;
+    textNumbers.set(sql, number);
+  }
+  return number;
+}
+
+/**
+ * The shape of statements run together: their texts and parameter counts, in order, as a short
+ * key (two statement lists have the same shape only if they have the same texts and counts).
+ */
+export function statementsShape(statements: readonly InsertStatement[]): string {
+  return statements
+    .map((statement) => `${textNumber(statement.sql)}:${statement.parameters.length}`)
+    .join(' ');
+}
 
 /**
  * The INSERTs as one statement (`WITH s0 AS (…), s1 AS (…) …last`), their parameters renumbered
@@ -198,9 +225,7 @@ export function combinedInsertStatement(
 ): InsertStatement | undefined {
   if (statements.length === 0) return undefined;
   const parameters = statements.flatMap((statement) => statement.parameters);
-  const key = statements
-    .map((statement) => `${statement.parameters.length}:${statement.sql}`)
-    .join('\u0000');
+  const key = statementsShape(statements);
   let sql = combinedTexts.get(key);
   if (sql === undefined) {
     sql = writeCombinedText(statements);

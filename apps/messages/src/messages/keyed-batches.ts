@@ -37,6 +37,11 @@ export class KeyedBatches<Item, Answer> {
     return this.queues.size;
   }
 
+  /** Callers of the key waiting for its question in flight to end; undefined when none is. */
+  waiting(key: string): number | undefined {
+    return this.queues.get(key)?.length;
+  }
+
   private send(key: string, batch: Array<Waiting<Item, Answer>>): void {
     void this.answer(key, batch).finally(() => this.sendWaiting(key));
   }

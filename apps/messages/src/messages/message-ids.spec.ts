@@ -65,6 +65,16 @@ describe('uuidv7s', () => {
     expect(new Set(ids).size).toBe(ids.length);
     expect(uuidv7s(0)).toEqual([]);
   });
+
+  it('never hands out the same random bits twice, across many pools of them', () => {
+    const ids = [
+      ...Array.from({ length: 2_000 }, () => uuidv7(0x0189_1234_5678)),
+      ...Array.from({ length: 50 }, () => uuidv7s(100, 0x0189_1234_5678)).flat(),
+    ];
+
+    expect(ids.every((id) => UUID_V7.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(7_000);
+  });
 });
 
 describe('messageIdHeaderKey', () => {

@@ -2,11 +2,27 @@ import { randomBytes } from 'node:crypto';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
+/** Random bytes drawn at once: a draw costs far more than its bytes (as node's randomUUID pools). */
+const RANDOM_POOL_BYTES = 4096;
+let randomPool = Buffer.alloc(0);
+let randomPoolUsed = 0;
+
+/** `length` random bytes, each handed out once, from a pool drawn ahead. */
+function randomSlice(length: number): Buffer {
+  if (length > RANDOM_POOL_BYTES) return randomBytes(length);
+  if (randomPoolUsed + length > randomPool.length) {
+    randomPool = randomBytes(RANDOM_POOL_BYTES);
+    randomPoolUsed = 0;
+  }
+  randomPoolUsed += length;
+  return randomPool.subarray(randomPoolUsed - length, randomPoolUsed);
+}
+
 /**
  * A UUIDv7 (RFC 9562): 48 bits of Unix milliseconds, the version, 12 random bits, the variant and
  * 62 random bits. Time-ordered, so ids sort (and index) by creation.
  */
-export function uuidv7(nowMs: number = Date.now(), random: Buffer = randomBytes(10)): string {
+export function uuidv7(nowMs: number = Date.now(), random: Buffer = randomSlice(10)): string {
   if (!Number.isInteger(nowMs) || nowMs < 0 || nowMs > 0xffff_ffff_ffff) {
     throw new RangeError(`uuidv7: timestamp out of range: ${nowMs}`);
   }
@@ -22,7 +38,7 @@ export function uuidv7(nowMs: number = Date.now(), random: Buffer = randomBytes(
 
 /** `count` UUIDv7s of the same millisecond, their random bits drawn together. */
 export function uuidv7s(count: number, nowMs: number = Date.now()): string[] {
-  const random = randomBytes(10 * count);
+  const random = randomSlice(10 * count);
   return Array.from({ length: count }, (_, index) =>
     uuidv7(nowMs, random.subarray(10 * index, 10 * index + 10)),
   );

@@ -1,10 +1,4 @@
-import {
-  CodedError,
-  CommonErrorCode,
-  type MessageResponse,
-  type Page,
-  validatePayload,
-} from '@envoi/contracts-core';
+import type { MessageResponse, Page } from '@envoi/contracts-core';
 import {
   CreateConversationRequest,
   CreateMessageRequest,
@@ -26,13 +20,7 @@ import { MessagePattern, Payload } from '@nestjs/microservices';
 import { AcceptService } from './accept.service';
 import { DeliveryViewService } from './delivery-view.service';
 import { MessagesService } from './messages.service';
-
-/** The payload validated as the transport's pipe would, failing with its `validation_failed`. */
-function validRequest<T extends object>(cls: new () => T, payload: unknown): T {
-  const validated = validatePayload(cls, payload);
-  if (!validated.ok) throw new CodedError(CommonErrorCode.ValidationFailed, validated.message);
-  return validated.value;
-}
+import { validRequest } from './valid-request';
 
 @Controller()
 export class MessagesController {

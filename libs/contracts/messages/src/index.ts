@@ -4,6 +4,7 @@ export * from './limits';
 export * from './records';
 export * from './requests';
 export * from './subjects';
+export * from './submission-fast-check';
 export * from './submissions';
 export * from './tracking';
 export * from './v1';
