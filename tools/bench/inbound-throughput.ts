@@ -49,8 +49,9 @@ import { BenchWebhookReceiver } from './webhook-receiver-https';
 const SETTINGS = {
   /** Pooled client connections, for both blocks (the MX allows 20 per address). */
   connections: 10,
-  warmupMessages: 50,
-  messagesPerRun: 400,
+  /** Enough for both blocks to reach their steady rate (the bare sink needs ~1 000 to JIT-compile its parser). */
+  warmupMessages: 1000,
+  messagesPerRun: 1500,
   rounds: 3,
   /** A run gives up after this long, or when nothing arrived for `stallMs`. */
   runTimeoutMs: 120_000,

@@ -49,6 +49,11 @@ export class RoutesConfig extends OutboxEventConsumerServiceEnv {
   @IntSetting(1, 1_000) ROUTE_CLAIM_BATCH: number = 16;
   /** Calls in flight to one route at most, every replica counted: a slow route holds no more. */
   @IntSetting(1, 100) ROUTE_ENDPOINT_CONCURRENCY: number = 4;
+  /**
+   * How long the intake waits for the calls it makes straight from the stream before it stores
+   * them (those still running leased, those not started due); 0: every call is stored first.
+   */
+  @IntSetting(0, 60_000) ROUTE_DIRECT_WAIT_MS: number = 500;
   /** Calls that end within this of each other are recorded in one transaction. */
   @IntSetting(0, 1_000) ROUTE_RECORD_WINDOW_MS: number = 0;
   /** How long a claimed delivery stays with its replica; must exceed ROUTE_TIMEOUT_MS. */

@@ -477,6 +477,68 @@ describe('route delivery', () => {
     expect(loopback().peakOpen(hanging)).toBe(2);
   });
 
+  it('makes a first call straight from the stream, then stores it with its result and counters', async () => {
+    const { accountId, endpoint, route, raw, recipients } = await oneRecipient('direct');
+    const event = await receive(accountId, raw, recipients);
+    await eventsHandled();
+    const [call] = loopback().callsTo(endpoint);
+    if (!dataSource) throw new Error('the database is not connected');
+    const [row] = await dataSource.query<
+      Array<{ id: string; state: string; attempts: number; last_status: number; created_at: Date }>
+    >(
+      `SELECT id, state, attempts, last_status, created_at FROM routes.route_deliveries
+       WHERE inbound_id = $1`,
+      [event.data.inbound_id],
+    );
+    expect(row).toMatchObject({ state: 'delivered', attempts: 1, last_status: 200 });
+    // Called before its delivery was stored, under the delivery's id.
+    expect(call?.receivedAt).toBeLessThanOrEqual(row?.created_at.getTime() ?? 0);
+    expect(call?.headers['webhook-id']).toBe(row?.id);
+    await expect(routeOf(accountId, route.id)).resolves.toMatchObject({
+      success_count: 1,
+      error_count: 0,
+    });
+  });
+
+  it('stores a first call that outlasts ROUTE_DIRECT_WAIT_MS leased, and records it when it ends', async () => {
+    const { accountId, endpoint, route, raw, recipients } = await oneRecipient('late');
+    // Past the intake's wait (ROUTE_DIRECT_WAIT_MS, 500 ms), within ROUTE_TIMEOUT_MS (2 s).
+    loopback().behave(endpoint, () => ({ status: 200, afterMs: 1_500 }));
+    const event = await receive(accountId, raw, recipients);
+    // Stored leased while its call runs: were it stored due, a claim would call it again.
+    await pollUntil(
+      () => deliveriesOf(event.data.inbound_id),
+      (rows) => rows[0]?.state === 'delivered',
+      { what: 'the late call recorded', timeoutMs: 10_000 },
+    );
+    await eventsHandled();
+    expect(await deliveriesOf(event.data.inbound_id)).toMatchObject([
+      { state: 'delivered', attempts: 1 },
+    ]);
+    expect(loopback().callsTo(endpoint)).toHaveLength(1);
+    await expect(routeOf(accountId, route.id)).resolves.toMatchObject({ success_count: 1 });
+  });
+
+  it('gives a call made again for the same message the same webhook-id', async () => {
+    const { accountId, endpoint, raw, recipients } = await oneRecipient('again');
+    const inboundId = randomUUID();
+    const event = routedEvent(accountId, inboundId, raw, recipients, undefined);
+    const eventWithBytes = { ...event, data: { ...event.data, raw: raw.toString('base64') } };
+    await publish(eventWithBytes);
+    await eventsHandled();
+    // As after a crash between a call and its record: the message taken again, nothing stored.
+    if (!dataSource) throw new Error('the database is not connected');
+    await dataSource.query(`DELETE FROM routes.inbound_messages WHERE id = $1`, [inboundId]);
+    await publish({ ...eventWithBytes, id: randomUUID() });
+    await pollUntil(
+      () => Promise.resolve(loopback().callsTo(endpoint).length),
+      (calls) => calls === 2,
+      { what: 'the call made again', timeoutMs: 10_000 },
+    );
+    const [first, second] = loopback().callsTo(endpoint);
+    expect(second?.headers['webhook-id']).toBe(first?.headers['webhook-id']);
+  });
+
   it('purges a routed message once its calls are settled and old, never one with a pending call', async () => {
     const { accountId, domain } = await accountWithDomain();
     const endpoint = `purged-${randomUUID()}`;

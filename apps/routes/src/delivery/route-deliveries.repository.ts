@@ -74,6 +74,8 @@ export interface ClaimLimits {
   limit: number;
   leaseMs: number;
   perRoute: number;
+  /** First attempts in flight on this replica, by route: they hold places of their routes. */
+  directCalls: { routeIds: string[]; counts: number[] };
 }
 
 /** A call made, to record on its delivery and its route's counters. */
@@ -88,13 +90,19 @@ const CLAIM_LOCK_SQL = `SELECT pg_advisory_xact_lock(hashtext('routes.route_deli
 
 /**
  * Claims up to $1 due deliveries for $2 ms, oldest due first, no more per route than $3 less
- * those of the route already leased: a slow or dead route URL holds at most $3 calls and never
- * the places of other routes. A crashed replica's lease expires and another one makes the call.
+ * those of the route already leased and less the first attempts in flight on this replica ($4
+ * routes, $5 calls each): a slow or dead route URL holds at most $3 calls and never the places
+ * of other routes. A crashed replica's lease expires and another one makes the call.
  */
 const CLAIM_SQL = `
   WITH leased AS (
-    SELECT route_id, count(*)::int AS count FROM routes.route_deliveries
-    WHERE state = 'pending' AND lease_until > now()
+    SELECT route_id, sum(count)::int AS count FROM (
+      SELECT route_id, count(*)::int AS count FROM routes.route_deliveries
+      WHERE state = 'pending' AND lease_until > now()
+      GROUP BY route_id
+      UNION ALL
+      SELECT route_id, count FROM unnest($4::uuid[], $5::int[]) AS direct(route_id, count)
+    ) AS held
     GROUP BY route_id
   ), due AS (
     SELECT d.id, d.next_attempt_at, d.route_id,
@@ -136,6 +144,14 @@ const SETTLE_SQL = `
   FROM settled JOIN routes.routes r ON r.id = settled.route_id
   ORDER BY r.id
   FOR NO KEY UPDATE OF r`;
+
+/** The counters of routes ($1), locked for their update. */
+const LOCK_COUNTERS_SQL = `
+  SELECT id, account_id, name, url, domain_name, errors_since_last_success, last_request_at,
+    enabled
+  FROM routes.routes WHERE id = ANY($1::uuid[])
+  ORDER BY id
+  FOR NO KEY UPDATE`;
 
 const UPDATE_COUNTERS_SQL = `
   UPDATE routes.routes r
@@ -252,12 +268,35 @@ export class RouteDeliveriesRepository {
   }
 }
 
+/**
+ * Counts, within `manager`'s transaction, calls made before their deliveries were stored on their
+ * routes' counters, as `recordCalls` does; answers the domains of the routes they disabled.
+ */
+export async function countFirstAttempts(
+  manager: EntityManager,
+  calls: readonly RouteCallRecord[],
+  disableAfterFailures: number,
+): Promise<Array<string | null>> {
+  if (calls.length === 0) return [];
+  const routes = await preparedQuery<CountersRow>(manager, LOCK_COUNTERS_SQL, [
+    [...new Set(calls.map((call) => call.routeId))],
+  ]);
+  const disabled = await countCalls(manager, routes, calls, disableAfterFailures);
+  return disabled.map((route) => route.domain_name);
+}
+
 async function claimIn(
   manager: EntityManager,
-  { limit, leaseMs, perRoute }: ClaimLimits,
+  { limit, leaseMs, perRoute, directCalls }: ClaimLimits,
 ): Promise<ClaimedRouteDelivery[]> {
   await preparedQuery(manager, CLAIM_LOCK_SQL, []);
-  const rows = await preparedQuery<ClaimRow>(manager, CLAIM_SQL, [limit, leaseMs, perRoute]);
+  const rows = await preparedQuery<ClaimRow>(manager, CLAIM_SQL, [
+    limit,
+    leaseMs,
+    perRoute,
+    directCalls.routeIds,
+    directCalls.counts,
+  ]);
   return rows.map((row) => ({
     id: row.id,
     routeId: row.route_id,
@@ -281,7 +320,7 @@ function routeOf(row: ClaimRow): RouteCallTarget | null {
   };
 }
 
-function stateAfter(record: RouteCallOutcome): RouteDeliveryState {
+export function stateAfter(record: RouteCallOutcome): RouteDeliveryState {
   if (record.succeeded) return 'delivered';
   return record.nextAttemptAt === null ? 'given_up' : 'pending';
 }

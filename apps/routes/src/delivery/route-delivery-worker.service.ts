@@ -6,7 +6,13 @@ import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { RouteMatchEvents } from '../matching/route-match-events';
 import { RoutesConfig } from '../routes.config';
 import { RouteSecretCipher } from '../routes/route-secret';
+import {
+  DirectRouteAttempt,
+  type DirectRouteCall,
+  type EndedRouteCall,
+} from './direct-route-attempt';
 import { routeCallOutcome } from './route-call-outcome';
+import { RouteCallPlaces } from './route-call-places';
 import { RouteCaller } from './route-caller';
 import {
   type ClaimedRouteDelivery,
@@ -30,6 +36,10 @@ const RECORD_BATCH_MAX = 128;
  * 10 retries, n^4 s ±10 % apart, the route disabled after ROUTE_DISABLE_AFTER_FAILURES failures
  * in a row). A message the inbound-mail library refuses (a MIME bomb) is given up with the
  * reason; its bytes stay for inspection until the retention purge.
+ *
+ * First attempts made straight from the stream (`attemptNow`, see RoutedMailIntake) share the
+ * routes' places on this replica (RouteCallPlaces); their results go back to the intake, which
+ * stores them.
  */
 @Injectable()
 export class RouteDeliveryWorker implements OnModuleDestroy {
@@ -37,6 +47,11 @@ export class RouteDeliveryWorker implements OnModuleDestroy {
   private readonly schedule: RetrySchedule;
   private readonly recorder: BatchRecorder<RouteCallRecord, true>;
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly places: RouteCallPlaces;
+  /** Withdrawals of the first attempts still waiting for a place, by call id. */
+  private readonly waitingAttempts = new Map<string, () => boolean>();
+  /** First attempts that outlasted their intake's wait and still run, by route. */
+  private readonly lateCalls = new Map<string, number>();
   /** The claim in progress: one at a time per replica. */
   private claiming: Promise<void> | undefined;
   /** A wake-up that came during a claim: claim again once it ends. */
@@ -53,6 +68,7 @@ export class RouteDeliveryWorker implements OnModuleDestroy {
     private readonly matchEvents: RouteMatchEvents,
   ) {
     this.schedule = { baseMs: config.ROUTE_RETRY_BASE_MS, maxAttempts: config.ROUTE_MAX_ATTEMPTS };
+    this.places = new RouteCallPlaces(config.ROUTE_ENDPOINT_CONCURRENCY);
     this.recorder = new BatchRecorder({
       windowMs: config.ROUTE_RECORD_WINDOW_MS,
       maxBatch: RECORD_BATCH_MAX,
@@ -78,6 +94,92 @@ export class RouteDeliveryWorker implements OnModuleDestroy {
     }
     this.claim().catch((error: unknown) => {
       this.logger.warn(`claiming due route calls failed: ${String(error)}`);
+    });
+  }
+
+  /**
+   * Makes the first attempts of planned calls now, each once its route has a place on this
+   * replica. Each attempt ends with the call's result, or with null when `takeBack` takes it
+   * back before its turn.
+   */
+  attemptNow(calls: readonly DirectRouteCall[]): DirectRouteAttempt[] {
+    return calls.map((call) => {
+      const attempt = new DirectRouteAttempt(call);
+      if (this.stopping) {
+        attempt.end(null);
+        return attempt;
+      }
+      let started = false;
+      const withdraw = this.places.waitFor(call.routeId, () => {
+        started = true;
+        this.waitingAttempts.delete(call.id);
+        void this.post(call.id, call.route, call.payload, 1)
+          .then(
+            (ended) => attempt.end(ended),
+            (error: unknown) => {
+              this.logger.error(`route delivery ${call.id}: ${String(error)}`);
+              attempt.end(null);
+            },
+          )
+          .finally(() => this.places.release(call.routeId, true));
+      });
+      if (!started) this.waitingAttempts.set(call.id, withdraw);
+      return attempt;
+    });
+  }
+
+  /**
+   * Whether a route's next first attempt may be made at once: not while one of its calls
+   * outlasted its intake's wait (a slow or hanging URL then gets its mail through the database,
+   * and holds up no intake).
+   */
+  takesDirect(routeId: string): boolean {
+    return !this.lateCalls.has(routeId);
+  }
+
+  /**
+   * Once the intake stops waiting: takes back the attempts still waiting for their turn (they
+   * end unsent) and counts those still running as late until they end.
+   */
+  takeBack(attempts: readonly DirectRouteAttempt[]): void {
+    for (const attempt of attempts) {
+      const withdraw = this.waitingAttempts.get(attempt.call.id);
+      this.waitingAttempts.delete(attempt.call.id);
+      if (withdraw?.()) attempt.end(null);
+      else if (attempt.outcome === undefined) this.lateCallStarted(attempt);
+    }
+  }
+
+  /**
+   * Records a first attempt stored leased (its call outlasted the intake's wait) once its call
+   * ends; a call never made, or one whose record fails, is left to its lease and claimed again.
+   */
+  recordWhenEnded(attempt: DirectRouteAttempt): void {
+    const recording = attempt.ended
+      .then(async (ended) => {
+        if (!ended) return;
+        const recorded = await this.recorder.record({
+          ...ended.outcome,
+          deliveryId: attempt.call.id,
+          routeId: attempt.call.routeId,
+          attemptedAt: ended.attemptedAt,
+        });
+        if (recorded === null) this.wake();
+      })
+      .catch((error: unknown) => {
+        this.logger.error(`route delivery ${attempt.call.id}: ${String(error)}`);
+      });
+    this.inFlight.add(recording);
+    void recording.finally(() => this.inFlight.delete(recording));
+  }
+
+  private lateCallStarted(attempt: DirectRouteAttempt): void {
+    const { routeId } = attempt.call;
+    this.lateCalls.set(routeId, (this.lateCalls.get(routeId) ?? 0) + 1);
+    void attempt.ended.then(() => {
+      const left = (this.lateCalls.get(routeId) ?? 1) - 1;
+      if (left > 0) this.lateCalls.set(routeId, left);
+      else this.lateCalls.delete(routeId);
     });
   }
 
@@ -142,6 +244,7 @@ export class RouteDeliveryWorker implements OnModuleDestroy {
         limit: places,
         leaseMs: this.config.ROUTE_LEASE_MS,
         perRoute: this.config.ROUTE_ENDPOINT_CONCURRENCY,
+        directCalls: this.places.directCalls(),
       });
       for (const delivery of claimed) this.start(delivery);
       return result;
@@ -152,7 +255,9 @@ export class RouteDeliveryWorker implements OnModuleDestroy {
 
   /** Makes a claimed call; once it ends without being recorded, claims again. */
   private start(delivery: ClaimedRouteDelivery): void {
+    this.places.take(delivery.routeId);
     const call: Promise<void> = this.call(delivery)
+      .finally(() => this.places.release(delivery.routeId, false))
       .catch((error: unknown) => {
         this.logger.error(`route delivery ${delivery.id}: ${String(error)}`);
         return false;
@@ -172,21 +277,13 @@ export class RouteDeliveryWorker implements OnModuleDestroy {
         await this.deliveries.drop(delivery.id, 'the route was deleted or disabled');
         return false;
       }
-      const now = new Date();
-      const body = delivery.payload ?? (await this.builtBody(delivery, route, now));
-      const result = await this.caller.post(
-        route.url,
-        this.secrets.open(route),
-        delivery.id,
-        body,
-        now,
-      );
-      const outcome = routeCallOutcome(result, delivery.attempt, this.schedule, new Date());
+      const body = delivery.payload ?? (await this.builtBody(delivery, route, new Date()));
+      const { outcome, attemptedAt } = await this.post(delivery.id, route, body, delivery.attempt);
       const recorded = await this.recorder.record({
         ...outcome,
         deliveryId: delivery.id,
         routeId: delivery.routeId,
-        attemptedAt: now,
+        attemptedAt,
       });
       return recorded !== null;
     } catch (error) {
@@ -198,6 +295,27 @@ export class RouteDeliveryWorker implements OnModuleDestroy {
       this.logger.error(`route delivery ${delivery.id}: ${String(error)}`);
       return false;
     }
+  }
+
+  /** POSTs a call's body: its `attempt`th call. */
+  private async post(
+    id: string,
+    route: RouteCallTarget,
+    body: string,
+    attempt: number,
+  ): Promise<EndedRouteCall> {
+    const attemptedAt = new Date();
+    const result = await this.caller.post(
+      route.url,
+      this.secrets.open(route),
+      id,
+      body,
+      attemptedAt,
+    );
+    return {
+      attemptedAt,
+      outcome: routeCallOutcome(result, attempt, this.schedule, new Date()),
+    };
   }
 
   /** The body of a call planned before bodies were kept, built from the message's bytes. */

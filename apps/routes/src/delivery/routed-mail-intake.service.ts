@@ -1,5 +1,3 @@
-import { randomUUID } from 'node:crypto';
-
 import type { RoutedMailData } from '@envoi/contracts-routes';
 import { preparedQuery } from '@envoi/shared-database';
 import {
@@ -8,21 +6,34 @@ import {
   UnprocessableMessageError,
   UploadUnavailableError,
 } from '@envoi/shared-nats';
+import { endedWithin } from '@envoi/shared-outbound';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { NatsConnection } from 'nats';
-import { DataSource, type EntityManager } from 'typeorm';
+import { DataSource, type EntityManager, In } from 'typeorm';
 
+import { RouteMatchEvents } from '../matching/route-match-events';
 import { RoutesConfig } from '../routes.config';
 import { RouteStreamFeed, type StreamableRoute } from '../stream/route-stream-feed';
-import { planDeliveries } from './delivery-plan';
+import { planDeliveries, routeCallId } from './delivery-plan';
+import type { DirectRouteAttempt } from './direct-route-attempt';
 import { InboundMessageEntity } from './inbound-message.entity';
+import {
+  countFirstAttempts,
+  type RouteCallRecord,
+  type RouteCallTarget,
+  stateAfter,
+} from './route-deliveries.repository';
 import type { RouteDeliveryState } from './route-delivery.entity';
 import { RouteDeliveryWorker } from './route-delivery-worker.service';
 import { routingPayloadOf } from './routing-payload';
 import { parsedMail, type TakenMail } from './taken-mail';
 
-/** A planned call's row: its body, or given up at once when its message is refused. */
+/**
+ * A planned call's row: its body, or given up at once when its message is refused; with its
+ * first attempt when that was made before the row was stored (then leased when the call was
+ * still running).
+ */
 interface PlannedCallRow {
   id: string;
   routeId: string;
@@ -32,14 +43,22 @@ interface PlannedCallRow {
   payload: string | null;
   state: RouteDeliveryState;
   lastError: string | null;
+  attempts: number;
+  leaseUntil: Date | null;
+  lastStatus: number | null;
 }
 
 /** What the intake reads of a route. */
-type IntakeRoute = StreamableRoute & { temporary: boolean };
+type IntakeRoute = StreamableRoute &
+  RouteCallTarget & {
+    temporary: boolean;
+    /** Its calls fail (failures since its last success): its mail goes through the database. */
+    failing: boolean;
+  };
 
 const ENABLED_ROUTES_SQL = `
   SELECT id, account_id, group_by_message_id, attachments, headers, strip_replies, streamed,
-    temporary
+    temporary, url, secret_ciphertext, errors_since_last_success
   FROM routes.routes WHERE id = ANY($1::uuid[]) AND enabled`;
 
 interface IntakeRouteRow {
@@ -51,6 +70,9 @@ interface IntakeRouteRow {
   strip_replies: boolean;
   streamed: boolean;
   temporary: boolean;
+  url: string;
+  secret_ciphertext: string;
+  errors_since_last_success: number;
 }
 
 function intakeRouteOf(row: IntakeRouteRow): IntakeRoute {
@@ -63,6 +85,9 @@ function intakeRouteOf(row: IntakeRouteRow): IntakeRoute {
     stripReplies: row.strip_replies,
     streamed: row.streamed,
     temporary: row.temporary,
+    url: row.url,
+    secretCiphertext: row.secret_ciphertext,
+    failing: row.errors_since_last_success > 0,
   };
 }
 
@@ -75,12 +100,14 @@ const INSERT_MESSAGES_SQL = `
 /** The calls planned, each call's recipients as a JSON array (unnest flattens a text[][]). */
 const INSERT_CALLS_SQL = `
   INSERT INTO routes.route_deliveries
-    (id, route_id, inbound_id, recipients, next_attempt_at, payload, state, last_error)
+    (id, route_id, inbound_id, recipients, next_attempt_at, payload, state, last_error, attempts,
+      lease_until, last_status)
   SELECT u.id, u.route_id, u.inbound_id, ARRAY(SELECT jsonb_array_elements_text(u.recipients)),
-    u.next_attempt_at, u.payload, u.state, u.last_error
+    u.next_attempt_at, u.payload, u.state, u.last_error, u.attempts, u.lease_until, u.last_status
   FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::jsonb[], $5::timestamptz[], $6::text[],
-    $7::varchar[], $8::text[])
-    AS u(id, route_id, inbound_id, recipients, next_attempt_at, payload, state, last_error)`;
+    $7::varchar[], $8::text[], $9::int[], $10::timestamptz[], $11::int[])
+    AS u(id, route_id, inbound_id, recipients, next_attempt_at, payload, state, last_error,
+      attempts, lease_until, last_status)`;
 
 /** The calls of a message to the routes of its account (enabled ones), with their bodies. */
 function plannedCalls(
@@ -91,11 +118,14 @@ function plannedCalls(
   const own = routes.filter((route) => route.accountId === mail.account_id);
   return planDeliveries(mail.recipients, own).map((planned) => {
     const row = {
-      id: randomUUID(),
+      id: routeCallId(mail.inbound_id, planned.route.id, planned.recipients),
       routeId: planned.route.id,
       inboundId: mail.inbound_id,
       recipients: planned.recipients,
       nextAttemptAt: now,
+      attempts: 0,
+      leaseUntil: null,
+      lastStatus: null,
     };
     if ('refused' in parsed) {
       const { reason, message } = parsed.refused;
@@ -122,7 +152,47 @@ function insertCalls(manager: EntityManager, calls: readonly PlannedCallRow[]): 
     calls.map((call) => call.payload),
     calls.map((call) => call.state),
     calls.map((call) => call.lastError),
+    calls.map((call) => call.attempts),
+    calls.map((call) => call.leaseUntil),
+    calls.map((call) => call.lastStatus),
   ]);
+}
+
+/** The record of a call's first attempt, once it ended. */
+function endedCallOf(
+  row: PlannedCallRow,
+  attempt: DirectRouteAttempt | undefined,
+): RouteCallRecord[] {
+  const ended = attempt?.outcome;
+  if (!ended) return [];
+  return [
+    {
+      ...ended.outcome,
+      deliveryId: row.id,
+      routeId: row.routeId,
+      attemptedAt: ended.attemptedAt,
+    },
+  ];
+}
+
+/** A planned call as stored after its first attempt: `ended`, or still running (leased). */
+function attempted(
+  row: PlannedCallRow,
+  attempt: DirectRouteAttempt,
+  leaseUntil: Date,
+): PlannedCallRow {
+  const ended = attempt.outcome;
+  if (ended === null) return row;
+  if (ended === undefined) return { ...row, attempts: 1, leaseUntil };
+  const { outcome } = ended;
+  return {
+    ...row,
+    attempts: 1,
+    state: stateAfter(outcome),
+    nextAttemptAt: outcome.nextAttemptAt ?? row.nextAttemptAt,
+    lastStatus: outcome.status,
+    lastError: outcome.error,
+  };
 }
 
 /**
@@ -140,20 +210,29 @@ export class RoutedMailIntake {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
     private readonly worker: RouteDeliveryWorker,
+    private readonly matchEvents: RouteMatchEvents,
     private readonly streams: RouteStreamFeed,
     private readonly config: RoutesConfig,
   ) {}
 
   async accept(mail: RoutedMailData): Promise<void> {
-    await this.acceptAll([mail]);
+    await this.acceptAll([mail], { firstDelivery: false });
   }
 
   /**
    * Takes the routed messages of a batch of events together: their spools read at once, each
-   * message parsed once, then one transaction with multi-row INSERTs. Events repeating an
-   * inbound id (of this batch or taken before) plan nothing more.
+   * message parsed once and its calls planned with their bodies. Events the stream delivers for
+   * the first time (`firstDelivery`) have their calls made at once, for routes whose calls do
+   * not fail, within the routes' places on this replica (ROUTE_DIRECT_WAIT_MS at most; 0: none).
+   * Then one transaction stores the messages, their calls (with the results of those made, and
+   * leased while a call still runs) and the routes' counters. Events repeating an inbound id (of
+   * this batch or taken before) store nothing more; a call made for one was made again with the
+   * same id (at least once).
    */
-  async acceptAll(mails: readonly RoutedMailData[]): Promise<void> {
+  async acceptAll(
+    mails: readonly RoutedMailData[],
+    { firstDelivery }: { firstDelivery: boolean },
+  ): Promise<void> {
     const unique = [...new Map(mails.map((mail) => [mail.inbound_id, mail])).values()];
     const bytes = await Promise.all(unique.map((mail) => this.bytesOf(mail)));
     const taken: TakenMail[] = [];
@@ -174,10 +253,29 @@ export class RoutedMailIntake {
       await preparedQuery<IntakeRouteRow>(this.dataSource.manager, ENABLED_ROUTES_SQL, [routeIds])
     ).map(intakeRouteOf);
     const now = new Date();
-    await this.streams.buffer(taken, routes, now);
+    const direct = firstDelivery && this.config.ROUTE_DIRECT_WAIT_MS > 0;
+    const known =
+      direct || routes.some((route) => route.streamed)
+        ? await this.takenBefore(taken.map(({ mail }) => mail.inbound_id))
+        : new Set<string>();
+    await this.streams.buffer(taken, routes, now, known);
     // A temporary stream route has no URL: its mail goes to its stream only.
     const posted = routes.filter((route) => !route.temporary);
-    const planned = await this.dataSource.transaction(async (manager) => {
+    const planned = taken.flatMap((message) => plannedCalls(message, posted, now));
+    const attempts = direct
+      ? this.attemptNow(
+          planned.filter((row) => !known.has(row.inboundId)),
+          posted,
+        )
+      : new Map<string, DirectRouteAttempt>();
+    await endedWithin([...attempts.values()], this.config.ROUTE_DIRECT_WAIT_MS);
+    this.worker.takeBack([...attempts.values()]);
+    const leaseUntil = new Date(Date.now() + this.config.ROUTE_LEASE_MS);
+    const rows = planned.map((row) => {
+      const attempt = attempts.get(row.id);
+      return attempt ? attempted(row, attempt, leaseUntil) : row;
+    });
+    const { stored, disabledDomains } = await this.dataSource.transaction(async (manager) => {
       const inserted = await preparedQuery<{ id: string }>(manager, INSERT_MESSAGES_SQL, [
         taken.map(({ mail }) => mail.inbound_id),
         taken.map(({ mail }) => mail.account_id),
@@ -185,18 +283,51 @@ export class RoutedMailIntake {
         taken.map(({ raw }) => raw),
       ]);
       const insertedIds = new Set(inserted.map((row) => row.id));
-      const deliveries = taken
-        .filter(({ mail }) => insertedIds.has(mail.inbound_id))
-        .flatMap((message) => plannedCalls(message, posted, now));
-      if (deliveries.length > 0) await insertCalls(manager, deliveries);
-      return deliveries.length;
+      const kept = rows.filter((row) => insertedIds.has(row.inboundId));
+      if (kept.length > 0) await insertCalls(manager, kept);
+      const ended = kept.flatMap((row) => endedCallOf(row, attempts.get(row.id)));
+      const disabled = await countFirstAttempts(
+        manager,
+        ended,
+        this.config.ROUTE_DISABLE_AFTER_FAILURES,
+      );
+      return { stored: kept, disabledDomains: disabled };
     });
+    if (disabledDomains.length > 0) this.matchEvents.changed(disabledDomains);
+    for (const row of stored) {
+      const attempt = attempts.get(row.id);
+      if (attempt && attempt.outcome === undefined) this.worker.recordWhenEnded(attempt);
+    }
     for (const { mail, parsed } of taken) {
       if ('refused' in parsed) {
         this.logger.warn(`inbound ${mail.inbound_id}: message refused: ${parsed.refused.message}`);
       }
     }
-    if (planned > 0) this.worker.wake();
+    if (stored.some((row) => row.state === 'pending' && row.attempts === 0)) this.worker.wake();
+  }
+
+  /** The first attempts of the planned calls that may be made now, by call id. */
+  private attemptNow(
+    planned: readonly PlannedCallRow[],
+    routes: readonly IntakeRoute[],
+  ): Map<string, DirectRouteAttempt> {
+    const byId = new Map(routes.map((route) => [route.id, route]));
+    const calls = planned.flatMap((row) => {
+      const route = byId.get(row.routeId);
+      if (!route || route.failing || row.state !== 'pending' || row.payload === null) return [];
+      if (!this.worker.takesDirect(route.id)) return [];
+      return [{ id: row.id, routeId: row.routeId, route, payload: row.payload }];
+    });
+    return new Map(this.worker.attemptNow(calls).map((attempt) => [attempt.call.id, attempt]));
+  }
+
+  /** The inbound ids taken before (stored). */
+  private async takenBefore(inboundIds: readonly string[]): Promise<Set<string>> {
+    const rows = await this.dataSource.manager.find(InboundMessageEntity, {
+      select: { id: true },
+      where: { id: In([...inboundIds]) },
+    });
+    return new Set(rows.map((row) => row.id));
   }
 
   /**

@@ -30,6 +30,9 @@ export class RoutedMailController {
     tuning: () => ({ concurrency: BATCHES_AT_ONCE }),
   })
   async accept(items: ReadonlyArray<StreamItem<RoutedMailData>>): Promise<void> {
-    await this.intake.acceptAll(items.map(({ event }) => event));
+    await this.intake.acceptAll(
+      items.map(({ event }) => event),
+      { firstDelivery: items.every(({ delivery }) => delivery.deliveryCount === 1) },
+    );
   }
 }

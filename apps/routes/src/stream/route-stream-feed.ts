@@ -1,10 +1,7 @@
 import { ListenerStreams, type NewStreamEvent } from '@envoi/shared-listener-streams';
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, In } from 'typeorm';
 
 import { planDeliveries, type PlannedRoute } from '../delivery/delivery-plan';
-import { InboundMessageEntity } from '../delivery/inbound-message.entity';
 import { type PayloadRoute, routingPayloadOf } from '../delivery/routing-payload';
 import type { TakenMail } from '../delivery/taken-mail';
 import { streamEventId, withoutAttachmentBytes } from './streamed-payload';
@@ -18,23 +15,21 @@ export type StreamableRoute = PayloadRoute &
  * route_id): each call's `message.routing` payload, as the route would be POSTed it but without
  * attachment bytes, buffered for the route's listener. The intake calls this before it plans the
  * calls, so a message is buffered at least once (once per call id: a redelivered message taken
- * before buffers nothing new). A message the inbound-mail library refuses is not streamed.
+ * before, one of `known`, buffers nothing new). A message the inbound-mail library refuses is not
+ * streamed.
  */
 @Injectable()
 export class RouteStreamFeed {
-  constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly streams: ListenerStreams,
-  ) {}
+  constructor(private readonly streams: ListenerStreams) {}
 
   async buffer(
     taken: readonly TakenMail[],
     routes: readonly StreamableRoute[],
     now: Date,
+    known: ReadonlySet<string>,
   ): Promise<void> {
     const streamed = routes.filter((route) => route.streamed);
     if (streamed.length === 0) return;
-    const known = await this.takenBefore(taken.map(({ mail }) => mail.inbound_id));
     const events: NewStreamEvent[] = [];
     for (const { mail, raw, parsed } of taken) {
       if (known.has(mail.inbound_id) || 'refused' in parsed) continue;
@@ -51,13 +46,5 @@ export class RouteStreamFeed {
       }
     }
     await this.streams.append(events);
-  }
-
-  private async takenBefore(inboundIds: readonly string[]): Promise<Set<string>> {
-    const rows = await this.dataSource.manager.find(InboundMessageEntity, {
-      select: { id: true },
-      where: { id: In([...inboundIds]) },
-    });
-    return new Set(rows.map((row) => row.id));
   }
 }

@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
-
 import type { MessageRoutingPayload, RoutingAttachmentRecord } from '@envoi/contracts-routes';
+
+import { plannedCallDigest } from '../delivery/delivery-plan';
 
 /** An attachment as a route stream shows it: its metadata and decoded size, never its bytes. */
 export type StreamedAttachment = Omit<RoutingAttachmentRecord, 'data'> & { size: number };
@@ -36,8 +36,5 @@ export function withoutAttachmentBytes(payload: MessageRoutingPayload): Streamed
  * for the same message, route and recipients, so a redelivered message is buffered once.
  */
 export function streamEventId(inboundId: string, routeId: string, recipients: readonly string[]) {
-  const digest = createHash('sha256')
-    .update([inboundId, routeId, ...recipients].join('\n'))
-    .digest('hex');
-  return `msg_${digest.slice(0, 32)}`;
+  return `msg_${plannedCallDigest(inboundId, routeId, recipients).slice(0, 32)}`;
 }

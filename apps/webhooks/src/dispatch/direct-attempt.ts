@@ -1,3 +1,5 @@
+import { FirstAttempt } from '@envoi/shared-outbound';
+
 import type { AttemptOutcome } from './attempt-outcome';
 import type { ClaimedDelivery, NewDelivery } from './deliveries.repository';
 
@@ -10,31 +12,10 @@ export interface EndedCall {
 /** Where a first attempt goes, with what its call needs. */
 export type DirectDelivery = NewDelivery & Pick<ClaimedDelivery, 'url' | 'secretCiphertext'>;
 
-/**
- * The first attempt of a delivery not stored yet, made straight from the stream: `ended` resolves
- * with the call's result, or null when it was never called (taken back before its turn, or the
- * replica stopped).
- */
-export class DirectAttempt {
-  readonly ended: Promise<EndedCall | null>;
-  private result: EndedCall | null | undefined;
-  private resolve!: (result: EndedCall | null) => void;
-
+/** The first attempt of a delivery not stored yet, made straight from the stream (see FirstAttempt). */
+export class DirectAttempt extends FirstAttempt<EndedCall> {
   constructor(readonly delivery: DirectDelivery) {
-    this.ended = new Promise((resolve) => {
-      this.resolve = resolve;
-    });
-  }
-
-  /** The result once ended: undefined while the call is waiting or running. */
-  get outcome(): EndedCall | null | undefined {
-    return this.result;
-  }
-
-  end(result: EndedCall | null): void {
-    if (this.result !== undefined) return;
-    this.result = result;
-    this.resolve(result);
+    super();
   }
 
   /**

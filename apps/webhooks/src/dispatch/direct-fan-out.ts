@@ -1,3 +1,4 @@
+import { endedWithin } from '@envoi/shared-outbound';
 import { Injectable } from '@nestjs/common';
 
 import { WebhooksConfig } from '../webhooks.config';
@@ -5,18 +6,6 @@ import type { SubscribedEndpoint } from '../webhooks/subscription-set';
 import { DeliveriesRepository, type FirstAttempt } from './deliveries.repository';
 import { DeliveryWorker } from './delivery-worker.service';
 import type { DirectAttempt, DirectDelivery, EndedCall } from './direct-attempt';
-
-/** Resolves once every attempt ended, or after `ms`, whichever comes first. */
-async function endedWithin(attempts: readonly DirectAttempt[], ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    Promise.all(attempts.map((attempt) => attempt.ended)),
-    new Promise((resolve) => {
-      timer = setTimeout(resolve, ms);
-    }),
-  ]);
-  clearTimeout(timer);
-}
 
 /**
  * A first attempt's record. Its fields are listed rather than spread: V8 builds an object literal

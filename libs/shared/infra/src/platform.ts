@@ -220,6 +220,7 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
         process.execPath,
         [
           '--enable-source-maps',
+          ...cpuProfileArgs(service.name),
           path.join(options.distDir, 'apps', service.name, 'src', 'main.js'),
         ],
         {
@@ -249,4 +250,15 @@ export async function startPlatform(options: PlatformOptions): Promise<RunningPl
     await stop();
     throw error;
   }
+}
+
+/**
+ * `--cpu-prof` for the services named in CPU_PROFILE_SERVICES (comma list), written to
+ * CPU_PROFILE_DIR when the service exits: how a benchmark's service is profiled.
+ */
+function cpuProfileArgs(serviceName: string): string[] {
+  const directory = process.env['CPU_PROFILE_DIR'];
+  const names = (process.env['CPU_PROFILE_SERVICES'] ?? '').split(',').map((name) => name.trim());
+  if (!directory || !names.includes(serviceName)) return [];
+  return ['--cpu-prof', `--cpu-prof-dir=${directory}`, `--cpu-prof-name=${serviceName}.cpuprofile`];
 }

@@ -1,6 +1,7 @@
 export * from './batch-recorder';
 export * from './check-outbound-url';
 export * from './endpoint-counters';
+export * from './first-attempt';
 export * from './outbound-client';
 export * from './outbound-error';
 export * from './outbound-policy';
