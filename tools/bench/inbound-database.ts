@@ -13,9 +13,14 @@ export interface StageLatency {
 /** Where a routed message spent its time after the MX received it. */
 export interface InboundStages {
   calls: number;
-  /** MX receipt → the routes service's intake transaction (spool, events, pull, read, parse). */
+  /** Calls made straight from the stream and stored with their result. */
+  storedWithResult: number;
+  /**
+   * MX receipt → the routes service's intake transaction (spool, events, pull, read, parse, and
+   * the first call when it is made straight from the stream).
+   */
   receivedToPlanned: StageLatency;
-  /** Planned → its call's outcome recorded (waiting for a place on the route, claim, POST). */
+  /** Stored → its call's outcome recorded (0 when stored with it; else a place, claim, POST). */
   plannedToRecorded: StageLatency;
 }
 
@@ -27,6 +32,7 @@ const STAGES_SQL = `
     WHERE d.route_id = $1 AND d.state = 'delivered'
   )
   SELECT count(*)::int AS calls,
+    count(*) FILTER (WHERE recorded = 0)::int AS stored_with_result,
     percentile_cont(0.5) WITHIN GROUP (ORDER BY planned) AS planned_p50,
     percentile_cont(0.99) WITHIN GROUP (ORDER BY planned) AS planned_p99,
     percentile_cont(0.5) WITHIN GROUP (ORDER BY recorded) AS recorded_p50,
@@ -51,6 +57,7 @@ export class InboundDatabase {
   async stagesOf(routeId: string): Promise<InboundStages> {
     const { rows } = await this.client.query<{
       calls: number;
+      stored_with_result: number;
       planned_p50: number | null;
       planned_p99: number | null;
       recorded_p50: number | null;
@@ -59,6 +66,7 @@ export class InboundDatabase {
     const row = rows[0];
     return {
       calls: row?.calls ?? 0,
+      storedWithResult: row?.stored_with_result ?? 0,
       receivedToPlanned: { p50Ms: row?.planned_p50 ?? NaN, p99Ms: row?.planned_p99 ?? NaN },
       plannedToRecorded: { p50Ms: row?.recorded_p50 ?? NaN, p99Ms: row?.recorded_p99 ?? NaN },
     };
