@@ -8,7 +8,12 @@ import {
   type RoutedMailEvent,
 } from '@envoi/contracts-routes';
 import { connectNats, putUpload, RpcClient } from '@envoi/shared-nats';
-import { IsolatedPlatform, pollUntil, WebhookReceiver } from '@envoi/shared-testing';
+import {
+  type ChildHandle,
+  IsolatedPlatform,
+  pollUntil,
+  WebhookReceiver,
+} from '@envoi/shared-testing';
 import type { NatsConnection } from 'nats';
 import { DataSource } from 'typeorm';
 
@@ -21,6 +26,8 @@ const SPOOL_TTL_MS = 3_600_000;
 export class RoutesTestRig {
   private constructor(
     private readonly platform: IsolatedPlatform,
+    private readonly routesEnv: NodeJS.ProcessEnv,
+    private routes: ChildHandle,
     readonly nats: NatsConnection,
     readonly db: DataSource,
     readonly receiver: WebhookReceiver,
@@ -30,19 +37,28 @@ export class RoutesTestRig {
     await IsolatedPlatform.build();
     const platform = await IsolatedPlatform.start({ owner });
     await platform.startService('domains', platform.offlineDomainsEnv());
-    await platform.startService(
-      'routes',
-      platform.env({
-        ROUTE_SECRET_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-        // The receivers are plain-http servers on loopback, which production refuses.
-        OUTBOUND_ALLOW_HTTP: 'true',
-        OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',
-        ...settings,
-      }),
-    );
+    const routesEnv = platform.env({
+      ROUTE_SECRET_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+      // The receivers are plain-http servers on loopback, which production refuses.
+      OUTBOUND_ALLOW_HTTP: 'true',
+      OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',
+      ...settings,
+    });
+    const routes = await platform.startService('routes', routesEnv);
     const nats = await connectNats({ servers: [platform.natsUrl], name: `${owner}-test` });
     const db = await new DataSource(routesDataSourceOptions(platform.databaseUrl, 2)).initialize();
-    return new RoutesTestRig(platform, nats, db, await WebhookReceiver.start());
+    return new RoutesTestRig(platform, routesEnv, routes, nats, db, await WebhookReceiver.start());
+  }
+
+  /** SIGKILL to the routes service (its own PID); answers the signal it died of. */
+  async killRoutes(): Promise<NodeJS.Signals | null> {
+    await this.routes.kill();
+    return this.routes.child.signalCode;
+  }
+
+  /** Starts the routes service again, with the same settings. */
+  async restartRoutes(): Promise<void> {
+    this.routes = await this.platform.startService('routes', this.routesEnv, { migrate: false });
   }
 
   async close(): Promise<void> {
