@@ -98,4 +98,41 @@ describe('batcher', () => {
     await expect(next[2]).resolves.toBe(10);
     expect(running).toEqual([]);
   });
+
+  it('with maxWaitMs 0, flushes the items of one turn of the event loop together, at its end', async () => {
+    const { batches, flush } = recordingFlush();
+    const batcher = new Batcher({ maxItems: 10, maxWaitMs: 0 }, flush);
+
+    const first = [batcher.add(1), batcher.add(2)];
+    expect(batches).toEqual([]);
+    await expect(Promise.all(first)).resolves.toEqual([2, 4]);
+    expect(batches).toEqual([[1, 2]]);
+    await expect(batcher.add(3)).resolves.toBe(6);
+    expect(batches).toEqual([[1, 2], [3]]);
+  });
+
+  it('with maxWaitMs 0 and one flush at a time, what comes during a flush goes in the next', async () => {
+    const batches: number[][] = [];
+    const running: Array<() => void> = [];
+    const flush = (items: readonly number[]) => {
+      batches.push([...items]);
+      return new Promise<number[]>((resolve) =>
+        running.push(() => resolve(items.map((item) => item * 2))),
+      );
+    };
+    const batcher = new Batcher({ maxItems: 10, maxWaitMs: 0, oneAtATime: true }, flush);
+
+    const first = batcher.add(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(batches).toEqual([[1]]);
+    const next = [batcher.add(2), batcher.add(3)];
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(batches).toEqual([[1]]);
+    running.shift()?.();
+    await expect(first).resolves.toBe(2);
+    expect(batches).toEqual([[1], [2, 3]]);
+    running.shift()?.();
+    await expect(Promise.all(next)).resolves.toEqual([4, 6]);
+    expect(running).toEqual([]);
+  });
 });
