@@ -12,6 +12,19 @@ function recordingFlush(fails: (items: readonly number[]) => boolean = () => fal
   return { batches, flush };
 }
 
+/** A flush that records each batch and finishes only when its `running` entry is called. */
+function heldFlush() {
+  const batches: number[][] = [];
+  const running: Array<() => void> = [];
+  const flush = (items: readonly number[]) => {
+    batches.push([...items]);
+    return new Promise<number[]>((resolve) =>
+      running.push(() => resolve(items.map((item) => item * 2))),
+    );
+  };
+  return { batches, running, flush };
+}
+
 describe('batcher', () => {
   afterEach(() => jest.useRealTimers());
 
@@ -72,14 +85,7 @@ describe('batcher', () => {
   });
 
   it('one flush at a time: what comes meanwhile goes together in the next', async () => {
-    const batches: number[][] = [];
-    const running: Array<() => void> = [];
-    const flush = (items: readonly number[]) => {
-      batches.push([...items]);
-      return new Promise<number[]>((resolve) =>
-        running.push(() => resolve(items.map((item) => item * 2))),
-      );
-    };
+    const { batches, running, flush } = heldFlush();
     const batcher = new Batcher({ maxItems: 2, maxWaitMs: 60_000, oneAtATime: true }, flush);
 
     const first = [1, 2].map((item) => batcher.add(item));
@@ -112,14 +118,7 @@ describe('batcher', () => {
   });
 
   it('with maxWaitMs 0 and one flush at a time, what comes during a flush goes in the next', async () => {
-    const batches: number[][] = [];
-    const running: Array<() => void> = [];
-    const flush = (items: readonly number[]) => {
-      batches.push([...items]);
-      return new Promise<number[]>((resolve) =>
-        running.push(() => resolve(items.map((item) => item * 2))),
-      );
-    };
+    const { batches, running, flush } = heldFlush();
     const batcher = new Batcher({ maxItems: 10, maxWaitMs: 0, oneAtATime: true }, flush);
 
     const first = batcher.add(1);
