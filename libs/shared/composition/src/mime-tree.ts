@@ -9,9 +9,9 @@ const LF = 0x0a;
 const CR = 0x0d;
 /**
  * The text parts of the last messages composed, encoded (a send's messages share theirs): 64
- * texts, 4 Mi characters in all at most.
+ * texts, 1 Mi characters in all at most.
  */
-const encodedTexts = new EncodedTextCache({ maxEntries: 64, maxTextLength: 4 * 1024 * 1024 });
+const encodedTexts = new EncodedTextCache({ maxEntries: 64, maxTextLength: 1024 * 1024 });
 
 /**
  * The bytes Nodemailer's `MimeNode.build()` gives for a tree of string and Buffer contents,
