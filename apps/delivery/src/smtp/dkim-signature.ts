@@ -3,9 +3,10 @@ import { domainToASCII } from 'node:url';
 import { promisify } from 'node:util';
 
 import MessageParser from 'nodemailer/lib/dkim/message-parser';
-import RelaxedBody from 'nodemailer/lib/dkim/relaxed-body';
 import nodemailerSign from 'nodemailer/lib/dkim/sign';
 import { foldLines } from 'nodemailer/lib/mime-funcs';
+
+import { relaxedBodyHash } from './relaxed-body-hash';
 
 const HASH_ALGO = 'sha256';
 const HASH_NAME = 'RSA-SHA256';
@@ -100,18 +101,6 @@ function relaxedHeaderValue(field: string): string {
     .replace(/\r?\n/g, '')
     .replace(/[ \t]+/g, ' ')
     .replace(/^ | $/g, '');
-}
-
-/** The relaxed body hash (RFC 6376 3.4.4), base64, as nodemailer computes it. */
-function relaxedBodyHash(body: Buffer): Promise<string> {
-  const hasher = new RelaxedBody({ hashAlgo: HASH_ALGO });
-  return new Promise((resolve, reject) => {
-    hasher.once('hash', (hash: string) => resolve(hash));
-    hasher.once('error', reject);
-    // The body passes through the hasher: drop it, only the hash is wanted.
-    hasher.resume();
-    hasher.end(body);
-  });
 }
 
 /**

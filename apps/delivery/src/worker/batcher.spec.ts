@@ -12,6 +12,19 @@ function recordingFlush(fails: (items: readonly number[]) => boolean = () => fal
   return { batches, flush };
 }
 
+/** A flush that records each batch and finishes only when its `running` entry is called. */
+function heldFlush() {
+  const batches: number[][] = [];
+  const running: Array<() => void> = [];
+  const flush = (items: readonly number[]) => {
+    batches.push([...items]);
+    return new Promise<number[]>((resolve) =>
+      running.push(() => resolve(items.map((item) => item * 2))),
+    );
+  };
+  return { batches, running, flush };
+}
+
 describe('batcher', () => {
   afterEach(() => jest.useRealTimers());
 
@@ -72,14 +85,7 @@ describe('batcher', () => {
   });
 
   it('one flush at a time: what comes meanwhile goes together in the next', async () => {
-    const batches: number[][] = [];
-    const running: Array<() => void> = [];
-    const flush = (items: readonly number[]) => {
-      batches.push([...items]);
-      return new Promise<number[]>((resolve) =>
-        running.push(() => resolve(items.map((item) => item * 2))),
-      );
-    };
+    const { batches, running, flush } = heldFlush();
     const batcher = new Batcher({ maxItems: 2, maxWaitMs: 60_000, oneAtATime: true }, flush);
 
     const first = [1, 2].map((item) => batcher.add(item));
@@ -96,6 +102,36 @@ describe('batcher', () => {
     expect(batches).toEqual([[1, 2], [3, 4], [5]]);
     running.shift()?.();
     await expect(next[2]).resolves.toBe(10);
+    expect(running).toEqual([]);
+  });
+
+  it('with maxWaitMs 0, flushes the items of one turn of the event loop together, at its end', async () => {
+    const { batches, flush } = recordingFlush();
+    const batcher = new Batcher({ maxItems: 10, maxWaitMs: 0 }, flush);
+
+    const first = [batcher.add(1), batcher.add(2)];
+    expect(batches).toEqual([]);
+    await expect(Promise.all(first)).resolves.toEqual([2, 4]);
+    expect(batches).toEqual([[1, 2]]);
+    await expect(batcher.add(3)).resolves.toBe(6);
+    expect(batches).toEqual([[1, 2], [3]]);
+  });
+
+  it('with maxWaitMs 0 and one flush at a time, what comes during a flush goes in the next', async () => {
+    const { batches, running, flush } = heldFlush();
+    const batcher = new Batcher({ maxItems: 10, maxWaitMs: 0, oneAtATime: true }, flush);
+
+    const first = batcher.add(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(batches).toEqual([[1]]);
+    const next = [batcher.add(2), batcher.add(3)];
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(batches).toEqual([[1]]);
+    running.shift()?.();
+    await expect(first).resolves.toBe(2);
+    expect(batches).toEqual([[1], [2, 3]]);
+    running.shift()?.();
+    await expect(Promise.all(next)).resolves.toEqual([4, 6]);
     expect(running).toEqual([]);
   });
 });

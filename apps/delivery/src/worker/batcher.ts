@@ -1,6 +1,7 @@
 /** How many items a flush takes at most, and how long the first of them waits for others. */
 export interface BatcherLimits {
   maxItems: number;
+  /** 0: the items added in the same turn of the event loop go together (no timer wait). */
   maxWaitMs: number;
   /**
    * One flush at a time: the items that come while one runs wait for it, and go together in the
@@ -29,7 +30,8 @@ interface Pending<T, R> {
  */
 export class Batcher<T, R> {
   private waiting: Array<Pending<T, R>> = [];
-  private timer: NodeJS.Timeout | undefined;
+  /** Cancels the wait of the items waiting (set while they wait for others). */
+  private cancelWait: (() => void) | undefined;
   /** A flush runs (tracked only for `oneAtATime`). */
   private flushing = false;
 
@@ -42,13 +44,24 @@ export class Batcher<T, R> {
     return new Promise<R>((resolve, reject) => {
       this.waiting.push({ item, resolve, reject });
       if (this.waiting.length >= this.limits.maxItems) this.flushWaiting();
-      else this.timer ??= setTimeout(() => this.flushWaiting(), this.limits.maxWaitMs);
+      else this.cancelWait ??= this.waitThenFlush();
     });
   }
 
+  /** Flushes after `maxWaitMs`, or at the end of this turn of the event loop for 0. */
+  private waitThenFlush(): () => void {
+    const flush = () => this.flushWaiting();
+    if (this.limits.maxWaitMs === 0) {
+      const immediate = setImmediate(flush);
+      return () => clearImmediate(immediate);
+    }
+    const timer = setTimeout(flush, this.limits.maxWaitMs);
+    return () => clearTimeout(timer);
+  }
+
   private flushWaiting(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.cancelWait?.();
+    this.cancelWait = undefined;
     if (this.waiting.length === 0 || (this.limits.oneAtATime && this.flushing)) return;
     const batch = this.waiting.splice(0, this.limits.maxItems);
     if (!this.limits.oneAtATime) {

@@ -16,13 +16,17 @@ import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { DeliveryConfig } from '../delivery.config';
 import { SmtpPool } from '../smtp/smtp-pool';
 import { DeliveryService } from './delivery.service';
+import { fastDeliveryJob } from './job-fast-check';
 
 /** The durable consumer every replica shares. */
 export const DELIVERY_DURABLE = 'delivery-workers';
 
-/** A job of either shape, validated with its contract class. */
+/** A job of either shape: checked by hand, or else validated with its contract class. */
 export function decodeJob(payload: unknown): AnyDeliveryJob {
-  return contractDecoder<AnyDeliveryJob>(deliveryJobContract(payload))(payload);
+  return (
+    fastDeliveryJob(payload) ??
+    contractDecoder<AnyDeliveryJob>(deliveryJobContract(payload))(payload)
+  );
 }
 
 /** The messages a job carries, read from its payload before it is validated (1 for one message). */

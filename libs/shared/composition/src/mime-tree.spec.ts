@@ -126,6 +126,21 @@ describe('buildMimeTree', () => {
     expect(built.equals(streamed)).toBe(true);
   });
 
+  it.each(corpus)(
+    'writes the bytes of Nodemailer build() for another recipient of %s (its texts encoded before)',
+    async (_name, overrides) => {
+      const first = { ...base, ...overrides };
+      buildMimeTree(mimeTreeOf(first));
+      const second: ComposeInput = {
+        ...first,
+        messageId: '<1290a7e2-5c1e-7b3a-9f00-8d2c4e6a1b2c@example.com>',
+        to: [{ email: 'bob@example.net', name: 'Bob' }],
+      };
+      const streamed = await mimeTreeOf(second).build();
+      expect(buildMimeTree(mimeTreeOf(second)).equals(streamed)).toBe(true);
+    },
+  );
+
   it('refuses a node whose content is not a string or Buffer', () => {
     const tree = mimeTreeOf({ ...base, text: 'x' });
     tree.content = { href: 'http://127.0.0.1/' };

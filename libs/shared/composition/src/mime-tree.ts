@@ -1,11 +1,17 @@
 import type MimeNode from 'nodemailer/lib/mime-node';
 
+import { EncodedTextCache } from './encoded-text-cache';
 import { nodemailerQuotedPrintable } from './mime-tree-qp';
 import { encodeBase64Lines } from './transfer-encoding';
 
 const CRLF = '\r\n';
 const LF = 0x0a;
 const CR = 0x0d;
+/**
+ * The text parts of the last messages composed, encoded (a send's messages share theirs): 64
+ * texts, 1 Mi characters in all at most.
+ */
+const encodedTexts = new EncodedTextCache({ maxEntries: 64, maxTextLength: 1024 * 1024 });
 
 /**
  * The bytes Nodemailer's `MimeNode.build()` gives for a tree of string and Buffer contents,
@@ -38,12 +44,21 @@ function writeNode(node: MimeNode, chunks: Buffer[]): void {
 
 function encodedContent(node: MimeNode, transferEncoding: string | false): Buffer {
   const { content } = node;
+  const binary = !/^text\//i.test(node.contentType ?? '');
+  if (typeof content === 'string' && !binary) {
+    return encodedTexts.encoded(String(transferEncoding), content, (text) =>
+      encodedBytes(Buffer.from(text), transferEncoding, false),
+    );
+  }
   const bytes =
     typeof content === 'string' ? Buffer.from(content) : Buffer.isBuffer(content) ? content : null;
   if (!bytes) throw new Error('a MIME node built without streams needs string or Buffer content');
+  return encodedBytes(bytes, transferEncoding, binary);
+}
+
+function encodedBytes(bytes: Buffer, transferEncoding: string | false, binary: boolean): Buffer {
   if (transferEncoding === 'base64') return Buffer.from(encodeBase64Lines(bytes, CRLF), 'latin1');
   if (transferEncoding === 'quoted-printable') {
-    const binary = !/^text\//i.test(node.contentType ?? '');
     return Buffer.from(nodemailerQuotedPrintable(bytes, binary), 'latin1');
   }
   return bytes;
