@@ -15,6 +15,12 @@ export interface OpenLoopRun {
   ratePerSecond: number;
   /** How many requests are scheduled (the run lasts about count ÷ rate seconds). */
   count: number;
+  /**
+   * Requests sent first on the same schedule, answers checked but latencies not kept: the
+   * client's connections are opened (TLS handshakes) and its code compiled before the measured
+   * ones. None by default.
+   */
+  warmupCount?: number;
   next: () => LoadRequest;
   /** Checks an answer: null when as expected, otherwise what is wrong. */
   check: (response: TrustedResponse, request: LoadRequest) => string | null;
@@ -51,10 +57,11 @@ export async function runOpenLoop(run: OpenLoopRun): Promise<OpenLoopSample> {
     failed++;
     firstFailure ??= problem;
   };
+  const warmupCount = run.warmupCount ?? 0;
   const startedAt = performance.now();
   let lastAnswerAt = startedAt;
   try {
-    for (let index = 0; index < run.count; index++) {
+    for (let index = 0; index < warmupCount + run.count; index++) {
       run.signal.throwIfAborted();
       const scheduledAt = startedAt + index * intervalMs;
       const wait = scheduledAt - performance.now();
@@ -66,12 +73,13 @@ export async function runOpenLoop(run: OpenLoopRun): Promise<OpenLoopSample> {
       // A request started up to TICK_MS early is timed from its start, so no latency is negative.
       const timedFrom = Math.min(scheduledAt, performance.now());
       const request = run.next();
+      const measured = index >= warmupCount;
       const sent = sendTrusted(run.target, request, agent).then(
         (response) => {
           lastAnswerAt = performance.now();
           const problem = run.check(response, request);
-          if (problem === null) latenciesMs.push(lastAnswerAt - timedFrom);
-          else fail(problem);
+          if (problem !== null) fail(problem);
+          else if (measured) latenciesMs.push(lastAnswerAt - timedFrom);
         },
         (error: unknown) => fail(error instanceof Error ? error.message : String(error)),
       );
@@ -95,7 +103,7 @@ export async function runOpenLoop(run: OpenLoopRun): Promise<OpenLoopSample> {
     skipped,
     failed,
     firstFailure,
-    durationSeconds: (lastAnswerAt - startedAt) / 1000,
+    durationSeconds: (lastAnswerAt - startedAt) / 1000 - warmupCount / run.ratePerSecond,
     latenciesMs,
   };
 }
