@@ -1,6 +1,10 @@
 import { FirstAttempt } from '@envoi/shared-outbound';
 
-import type { RouteCallOutcome, RouteCallTarget } from './route-deliveries.repository';
+import type {
+  RouteCallOutcome,
+  RouteCallRecord,
+  RouteCallTarget,
+} from './route-deliveries.repository';
 
 /** A planned call made straight from the stream, before it is stored. */
 export interface DirectRouteCall {
@@ -14,6 +18,15 @@ export interface DirectRouteCall {
 export interface EndedRouteCall {
   attemptedAt: Date;
   outcome: RouteCallOutcome;
+}
+
+/** The record of a call to the route `routeId` for the delivery `deliveryId`, once it ended. */
+export function routeCallRecord(
+  deliveryId: string,
+  routeId: string,
+  { outcome, attemptedAt }: EndedRouteCall,
+): RouteCallRecord {
+  return { ...outcome, deliveryId, routeId, attemptedAt };
 }
 
 /** The first attempt of a planned call (see FirstAttempt). */

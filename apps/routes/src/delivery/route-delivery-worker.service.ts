@@ -1,6 +1,6 @@
 import { InboundMessageRejected } from '@envoi/shared-inbound-mail';
 import { type JobRun, PeriodicJob } from '@envoi/shared-jobs';
-import { BatchRecorder, type RetrySchedule } from '@envoi/shared-outbound';
+import { BatchRecorder, LateAttempts, type RetrySchedule } from '@envoi/shared-outbound';
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 
 import { RouteMatchEvents } from '../matching/route-match-events';
@@ -10,6 +10,7 @@ import {
   DirectRouteAttempt,
   type DirectRouteCall,
   type EndedRouteCall,
+  routeCallRecord,
 } from './direct-route-attempt';
 import { routeCallOutcome } from './route-call-outcome';
 import { RouteCallPlaces } from './route-call-places';
@@ -51,7 +52,7 @@ export class RouteDeliveryWorker implements OnModuleDestroy {
   /** Withdrawals of the first attempts still waiting for a place, by call id. */
   private readonly waitingAttempts = new Map<string, () => boolean>();
   /** First attempts that outlasted their intake's wait and still run, by route. */
-  private readonly lateCalls = new Map<string, number>();
+  private readonly lateCalls = new LateAttempts();
   /** The claim in progress: one at a time per replica. */
   private claiming: Promise<void> | undefined;
   /** A wake-up that came during a claim: claim again once it ends. */
@@ -146,7 +147,7 @@ export class RouteDeliveryWorker implements OnModuleDestroy {
       const withdraw = this.waitingAttempts.get(attempt.call.id);
       this.waitingAttempts.delete(attempt.call.id);
       if (withdraw?.()) attempt.end(null);
-      else if (attempt.outcome === undefined) this.lateCallStarted(attempt);
+      else if (attempt.outcome === undefined) this.lateCalls.add(attempt.call.routeId, attempt);
     }
   }
 
@@ -158,12 +159,9 @@ export class RouteDeliveryWorker implements OnModuleDestroy {
     const recording = attempt.ended
       .then(async (ended) => {
         if (!ended) return;
-        const recorded = await this.recorder.record({
-          ...ended.outcome,
-          deliveryId: attempt.call.id,
-          routeId: attempt.call.routeId,
-          attemptedAt: ended.attemptedAt,
-        });
+        const recorded = await this.recorder.record(
+          routeCallRecord(attempt.call.id, attempt.call.routeId, ended),
+        );
         if (recorded === null) this.wake();
       })
       .catch((error: unknown) => {
@@ -171,16 +169,6 @@ export class RouteDeliveryWorker implements OnModuleDestroy {
       });
     this.inFlight.add(recording);
     void recording.finally(() => this.inFlight.delete(recording));
-  }
-
-  private lateCallStarted(attempt: DirectRouteAttempt): void {
-    const { routeId } = attempt.call;
-    this.lateCalls.set(routeId, (this.lateCalls.get(routeId) ?? 0) + 1);
-    void attempt.ended.then(() => {
-      const left = (this.lateCalls.get(routeId) ?? 1) - 1;
-      if (left > 0) this.lateCalls.set(routeId, left);
-      else this.lateCalls.delete(routeId);
-    });
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -278,13 +266,10 @@ export class RouteDeliveryWorker implements OnModuleDestroy {
         return false;
       }
       const body = delivery.payload ?? (await this.builtBody(delivery, route, new Date()));
-      const { outcome, attemptedAt } = await this.post(delivery.id, route, body, delivery.attempt);
-      const recorded = await this.recorder.record({
-        ...outcome,
-        deliveryId: delivery.id,
-        routeId: delivery.routeId,
-        attemptedAt,
-      });
+      const ended = await this.post(delivery.id, route, body, delivery.attempt);
+      const recorded = await this.recorder.record(
+        routeCallRecord(delivery.id, delivery.routeId, ended),
+      );
       return recorded !== null;
     } catch (error) {
       if (error instanceof InboundMessageRejected) {

@@ -16,11 +16,10 @@ import { RouteMatchEvents } from '../matching/route-match-events';
 import { RoutesConfig } from '../routes.config';
 import { RouteStreamFeed, type StreamableRoute } from '../stream/route-stream-feed';
 import { planDeliveries, routeCallId } from './delivery-plan';
-import type { DirectRouteAttempt } from './direct-route-attempt';
+import { type DirectRouteAttempt, routeCallRecord } from './direct-route-attempt';
 import { InboundMessageEntity } from './inbound-message.entity';
 import {
   countFirstAttempts,
-  type RouteCallRecord,
   type RouteCallTarget,
   stateAfter,
 } from './route-deliveries.repository';
@@ -158,23 +157,6 @@ function insertCalls(manager: EntityManager, calls: readonly PlannedCallRow[]): 
   ]);
 }
 
-/** The record of a call's first attempt, once it ended. */
-function endedCallOf(
-  row: PlannedCallRow,
-  attempt: DirectRouteAttempt | undefined,
-): RouteCallRecord[] {
-  const ended = attempt?.outcome;
-  if (!ended) return [];
-  return [
-    {
-      ...ended.outcome,
-      deliveryId: row.id,
-      routeId: row.routeId,
-      attemptedAt: ended.attemptedAt,
-    },
-  ];
-}
-
 /** A planned call as stored after its first attempt: `ended`, or still running (leased). */
 function attempted(
   row: PlannedCallRow,
@@ -285,7 +267,10 @@ export class RoutedMailIntake {
       const insertedIds = new Set(inserted.map((row) => row.id));
       const kept = rows.filter((row) => insertedIds.has(row.inboundId));
       if (kept.length > 0) await insertCalls(manager, kept);
-      const ended = kept.flatMap((row) => endedCallOf(row, attempts.get(row.id)));
+      const ended = kept.flatMap((row) => {
+        const call = attempts.get(row.id)?.outcome;
+        return call ? [routeCallRecord(row.id, row.routeId, call)] : [];
+      });
       const disabled = await countFirstAttempts(
         manager,
         ended,

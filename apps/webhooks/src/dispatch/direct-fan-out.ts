@@ -1,11 +1,11 @@
-import { endedWithin } from '@envoi/shared-outbound';
+import { endedWithin, LateAttempts } from '@envoi/shared-outbound';
 import { Injectable } from '@nestjs/common';
 
 import { WebhooksConfig } from '../webhooks.config';
 import type { SubscribedEndpoint } from '../webhooks/subscription-set';
 import { DeliveriesRepository, type FirstAttempt } from './deliveries.repository';
 import { DeliveryWorker } from './delivery-worker.service';
-import type { DirectAttempt, DirectDelivery, EndedCall } from './direct-attempt';
+import type { DirectDelivery, EndedCall } from './direct-attempt';
 
 /**
  * A first attempt's record. Its fields are listed rather than spread: V8 builds an object literal
@@ -43,7 +43,7 @@ function firstAttempt(delivery: DirectDelivery, { attemptedAt, outcome }: EndedC
 @Injectable()
 export class DirectFanOut {
   /** Calls per endpoint that outlasted their batch's wait and are still running. */
-  private readonly lateCalls = new Map<string, number>();
+  private readonly lateCalls = new LateAttempts();
 
   constructor(
     private readonly config: WebhooksConfig,
@@ -65,7 +65,7 @@ export class DirectFanOut {
     await endedWithin(attempts, this.config.WEBHOOK_DIRECT_WAIT_MS);
     this.worker.takeBack(attempts.filter((attempt) => attempt.outcome === undefined));
     const late = attempts.filter((attempt) => attempt.outcome === undefined);
-    for (const attempt of late) this.lateCallStarted(attempt);
+    for (const attempt of late) this.lateCalls.add(attempt.delivery.webhookId, attempt);
     const attempted = attempts.flatMap((attempt): FirstAttempt[] => {
       const ended = attempt.outcome;
       return ended ? [firstAttempt(attempt.delivery, ended)] : [];
@@ -92,15 +92,5 @@ export class DirectFanOut {
     if (attempted.length < attempts.length || attempted.some((attempt) => !attempt.succeeded)) {
       this.worker.claimAfterRecords();
     }
-  }
-
-  private lateCallStarted(attempt: DirectAttempt): void {
-    const { webhookId } = attempt.delivery;
-    this.lateCalls.set(webhookId, (this.lateCalls.get(webhookId) ?? 0) + 1);
-    void attempt.ended.then(() => {
-      const left = (this.lateCalls.get(webhookId) ?? 1) - 1;
-      if (left > 0) this.lateCalls.set(webhookId, left);
-      else this.lateCalls.delete(webhookId);
-    });
   }
 }

@@ -41,3 +41,26 @@ export async function endedWithin(
   ]);
   clearTimeout(timer);
 }
+
+/**
+ * First attempts that outlasted their batch's wait and still run, by target (a webhook, a
+ * route): while a target has one, its next calls go through the database rather than hold up
+ * another batch.
+ */
+export class LateAttempts {
+  private readonly running = new Map<string, number>();
+
+  has(target: string): boolean {
+    return this.running.has(target);
+  }
+
+  /** Counts `attempt` for `target` until it ends. */
+  add(target: string, attempt: Pick<FirstAttempt<unknown>, 'ended'>): void {
+    this.running.set(target, (this.running.get(target) ?? 0) + 1);
+    void attempt.ended.then(() => {
+      const left = (this.running.get(target) ?? 1) - 1;
+      if (left > 0) this.running.set(target, left);
+      else this.running.delete(target);
+    });
+  }
+}
