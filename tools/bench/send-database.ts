@@ -33,13 +33,20 @@ export interface StoredCheck {
 export interface EnvoiStorage extends StoredCheck {
   /** Content rows of the account's messages (one per message). */
   contents: number;
-  /** Outbox rows: a row of reception events per send and a delivery job per chunk of a send. */
+  /**
+   * Outbox rows: a send's reception batch, its receptions event and a delivery job per chunk of
+   * it (a row of an older design may carry several stream messages).
+   */
   outboxRows: number;
   /**
-   * Stream messages the outbox rows carry (a batch row its events): a reception per message, a
-   * send's receptions event per send and a job per chunk.
+   * Stream messages the outbox rows carry: a reception batch per send (up to 100 messages'
+   * `message.reception` events), a send's receptions event per send and a job per chunk.
    */
   outboxMessages: number;
+  /** `message.reception_batch` events. */
+  receptionBatches: number;
+  /** The `message.reception` events those batches carry: one per stored message. */
+  batchedReceptions: number;
   /** `message.send_receptions` events (one per send that stored messages). */
   sendReceptionEvents: number;
   /** Delivery jobs of the stored messages (a send's chunk shares one). */
@@ -109,14 +116,19 @@ export class SendDatabase {
       total: number;
       messages: number;
       send_receptions: number;
+      reception_batches: number;
+      batched_receptions: number;
       unpublished: number;
     }>(
       `SELECT count(*)::int AS total,
               sum(coalesce(jsonb_array_length(payload->'$events'), 1))::int AS messages,
               count(*) FILTER (WHERE subject = $1)::int AS send_receptions,
+              count(*) FILTER (WHERE subject = $2)::int AS reception_batches,
+              coalesce(sum(jsonb_array_length(payload->'data'->'events')) FILTER (WHERE subject = $2), 0)::int
+                AS batched_receptions,
               count(*) FILTER (WHERE published_at IS NULL AND cancelled_at IS NULL)::int AS unpublished
          FROM messages.outbox`,
-      [MessagesStreamSubjects.sendReceptions.name],
+      [MessagesStreamSubjects.sendReceptions.name, MessagesStreamSubjects.receptionBatch.name],
     );
     const sizes = await this.client.query<{ name: string; bytes: string }>(
       `SELECT c.relname AS name, pg_total_relation_size(c.oid)::text AS bytes
@@ -138,6 +150,8 @@ export class SendDatabase {
       outboxMessages: outbox.rows[0]?.messages ?? 0,
       outboxUnpublished: outbox.rows[0]?.unpublished ?? 0,
       sendReceptionEvents: outbox.rows[0]?.send_receptions ?? 0,
+      receptionBatches: outbox.rows[0]?.reception_batches ?? 0,
+      batchedReceptions: outbox.rows[0]?.batched_receptions ?? 0,
       deliveryJobs: jobs,
       bytesPerMessage,
     };

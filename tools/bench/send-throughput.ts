@@ -650,7 +650,7 @@ function printReport(
     if (measured.coresBusy) console.log(`      ${coresBusyLine(measured.coresBusy)}`);
   }
   console.log(
-    `  database: ${integer(envoi.rows)} rows in messages.messages for ${integer(envoi.answered)} messages answered 202/queued: ${envoi.lost} lost, ${envoi.unanswered} without an answer; ${integer(envoi.contents)} contents, ${integer(envoi.outboxRows)} outbox rows carrying ${integer(envoi.outboxMessages)} stream messages (${integer(envoi.sendReceptionEvents)} of them sends' receptions)`,
+    `  database: ${integer(envoi.rows)} rows in messages.messages for ${integer(envoi.answered)} messages answered 202/queued: ${envoi.lost} lost, ${envoi.unanswered} without an answer; ${integer(envoi.contents)} contents, ${integer(envoi.outboxRows)} outbox rows carrying ${integer(envoi.outboxMessages)} stream messages (${integer(envoi.sendReceptionEvents)} of them sends' receptions, ${integer(envoi.receptionBatches)} reception batches of ${integer(envoi.batchedReceptions)} events)`,
   );
   console.log(
     `  outbox: ${integer(finalRelay.backlog)} rows unpublished when the last run ended (the oldest ${integer(finalRelay.lagMs)} ms behind), ${finalRelay.drainMs === null ? `${integer(finalRelay.left)} still unpublished after ${SETTINGS.finalRelayWaitMs / 1000} s` : `${integer(finalRelay.left)} left after ${integer(finalRelay.drainMs)} ms`}`,
@@ -674,9 +674,17 @@ function storageProblems(envoi: EnvoiStorage, bare: StoredCheck): string[] {
   if (envoi.contents !== envoi.rows) {
     problems.push(`${envoi.rows} messages but ${envoi.contents} contents`);
   }
-  if (envoi.outboxMessages !== envoi.rows + envoi.sendReceptionEvents + envoi.deliveryJobs) {
+  if (envoi.batchedReceptions !== envoi.rows) {
     problems.push(
-      `${envoi.outboxMessages} outbox messages for ${envoi.rows} messages in ${envoi.sendReceptionEvents} sends and ${envoi.deliveryJobs} delivery jobs (expected a reception each, a send's receptions each and a job each)`,
+      `${envoi.batchedReceptions} reception events in the outbox for ${envoi.rows} messages (expected one each)`,
+    );
+  }
+  if (
+    envoi.outboxMessages !==
+    envoi.receptionBatches + envoi.sendReceptionEvents + envoi.deliveryJobs
+  ) {
+    problems.push(
+      `${envoi.outboxMessages} outbox messages for ${envoi.receptionBatches} reception batches, ${envoi.sendReceptionEvents} sends and ${envoi.deliveryJobs} delivery jobs (expected a reception batch and a send's receptions each per send, and a job each)`,
     );
   }
   if (envoi.sendReceptionEvents > envoi.deliveryJobs) {

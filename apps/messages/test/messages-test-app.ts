@@ -11,6 +11,7 @@ import {
   type AnyDeliveryJob,
   type CreateMessageBody,
   type CreateMessageResult,
+  type MessageReceptionBatchEvent,
   type MessageReceptionEvent,
   type MessageSendReceptionsEvent,
   MessagesStreamSubjects,
@@ -48,7 +49,10 @@ import { IsolatedPlatform } from './isolated-platform';
 /** Something a stream delivered, and when this test process received it. */
 export interface Received<T> {
   value: T;
+  /** The stream message's `Nats-Msg-Id` (a batch's, for an event that came in one). */
   msgId: string | undefined;
+  /** For an event of a `message.reception_batch`: the batch's id and its number of events. */
+  batch?: { msgId: string | undefined; size: number };
   receivedAt: number;
 }
 
@@ -99,16 +103,23 @@ export class StreamCollector<T> {
     for await (const message of this.messages) this.take(message);
   }
 
+  /** A `message.reception_batch` is kept as its events, each on its own. */
   private take(message: JsMsg): void {
     if (this.skipped.has(message.subject)) {
       message.ack();
       return;
     }
-    this.received.push({
-      value: message.json<T>(),
-      msgId: message.headers?.get('Nats-Msg-Id'),
-      receivedAt: Date.now(),
-    });
+    const msgId = message.headers?.get('Nats-Msg-Id');
+    const receivedAt = Date.now();
+    if (message.subject === MessagesStreamSubjects.receptionBatch.name) {
+      const { events } = message.json<MessageReceptionBatchEvent>().data;
+      const batch = { msgId, size: events.length };
+      for (const event of events) {
+        this.received.push({ value: event as T, msgId, batch, receivedAt });
+      }
+    } else {
+      this.received.push({ value: message.json<T>(), msgId, receivedAt });
+    }
     message.ack();
   }
 }

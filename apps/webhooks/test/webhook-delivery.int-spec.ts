@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 
 import { DeliveryStreamSubjects } from '@envoi/contracts-delivery';
 import { DomainsStreamSubjects } from '@envoi/contracts-domains';
+import { MessagesStreamSubjects } from '@envoi/contracts-messages';
 import { SuppressionsStreamSubjects } from '@envoi/contracts-suppressions';
 import { WEBHOOK_EVENT_FLAGS } from '@envoi/contracts-webhooks';
 import type { ReceivedCall } from '@envoi/shared-testing';
@@ -175,6 +176,81 @@ describe('webhook deliveries', () => {
       errors_since_last_success: 0,
       last_request_at: expect.any(Date) as unknown,
     });
+  }, 40_000);
+
+  it("fans out a send's reception batch as its events, each under its own webhook-id, to the endpoints of its domain", async () => {
+    const { app, receiver } = rig();
+    const account = randomUUID();
+    const secret = newSecret();
+    const scoped = await app.createWebhook({
+      accountId: account,
+      url: receiver.url('batch-scoped'),
+      secret,
+      flags: ['on_reception'],
+      domains: ['one.example'],
+    });
+    await app.createWebhook({
+      accountId: account,
+      url: receiver.url('batch-other'),
+      secret,
+      flags: ['on_reception'],
+      domains: ['two.example'],
+    });
+    const reception = (n: number) => {
+      const messageId = randomUUID();
+      return {
+        id: randomUUID(),
+        type: 'message.reception' as const,
+        timestamp: '2026-05-06T12:57:06.451Z',
+        data: {
+          account_id: account,
+          event: 'on_reception' as const,
+          from: 'hello@one.example',
+          recipient: `to-${n}@example.net`,
+          subject: 'Hello',
+          message_id_header: `<${messageId}@one.example>`,
+          id: messageId,
+          is_bot: false,
+        },
+      };
+    };
+    const events = [reception(1), reception(2), reception(3)];
+    const batch = {
+      id: randomUUID(),
+      type: 'message.reception_batch' as const,
+      timestamp: '2026-05-06T12:57:06.451Z',
+      data: { account_id: account, events },
+    };
+    await app.publish(MessagesStreamSubjects.receptionBatch, batch);
+    // The same batch again under another message id: still one delivery per event.
+    await app.publish(MessagesStreamSubjects.receptionBatch, batch, `${batch.id}-again`);
+
+    for (const event of events) await untilDelivery(app, event.id, scoped, 'delivered');
+    await pollUntil(
+      () => app.eventsHandled(),
+      (handled) => handled,
+      { what: 'both copies of the batch handled', timeoutMs: 20_000 },
+    );
+    // A second copy in a later pull may call again (at least once), under the same webhook-id.
+    const calls = receiver.callsTo('batch-scoped');
+    expect(new Set(calls.map((call) => call.headers['webhook-id']))).toEqual(
+      new Set(events.map((event) => event.id)),
+    );
+    for (const event of events) {
+      expect(await app.deliveriesOf(event.id)).toEqual({ [scoped]: 'delivered' });
+    }
+    expect(calls.map((call) => verified(call, secret))).toEqual(
+      expect.arrayContaining(
+        events.map((event) => ({
+          type: 'message.reception',
+          webhook_id: scoped,
+          timestamp: '2026-05-06T12:57:06.451000000Z',
+          data: event.data,
+        })),
+      ),
+    );
+    expect(receiver.callsTo('batch-other')).toEqual([]);
+    expect(await app.deliveriesOf(batch.id)).toEqual({});
   }, 40_000);
 
   it('retries a 503, then succeeds with the same id and body; counts both', async () => {

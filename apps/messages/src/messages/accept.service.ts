@@ -40,7 +40,6 @@ import { preparedQuery } from '@envoi/shared-database';
 import { NATS_CONNECTION, takeUpload, UploadUnavailableError } from '@envoi/shared-nats';
 import {
   enqueueOutboxStatement,
-  outboxBatchEntry,
   type OutboxEntry,
   outboxEntry,
   OutboxRelayService,
@@ -72,6 +71,7 @@ import {
   type MessageSharedRow,
   MessagesRepository,
 } from './messages.repository';
+import { receptionBatchEntries } from './reception-batches';
 import { checkSchedule, type EffectiveOptions, effectiveOptions } from './send-options';
 import { type SendAttachmentRow, type SendRow, SendsRepository } from './sends.repository';
 import { composedSizeBound, type SizeParts } from './size-bound';
@@ -1026,9 +1026,9 @@ export class AcceptService {
       : [];
     const timestamp = now.toISOString();
     const receptions = [
-      outboxBatchEntry(
-        MessagesStreamSubjects.reception,
-        randomUUID(),
+      ...receptionBatchEntries(
+        setting.accountId,
+        timestamp,
         drafts.map((draft) => receptionEvent(randomUUID(), timestamp, setting, body, draft)),
       ),
       ...(stored.grouped

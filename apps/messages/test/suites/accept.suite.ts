@@ -88,6 +88,8 @@ const OUTBOX_ROW_OF_MESSAGES = `(payload->>'message_id' = ANY($1::text[])
   OR payload->'data'->>'id' = ANY($1::text[])
   OR payload->'message_ids' ?| $1::text[]
   OR EXISTS (SELECT FROM jsonb_array_elements(payload->'$events') AS event
+              WHERE event->'data'->>'id' = ANY($1::text[]))
+  OR EXISTS (SELECT FROM jsonb_array_elements(payload->'data'->'events') AS event
               WHERE event->'data'->>'id' = ANY($1::text[])))`;
 
 /** Waits until the relay has published every outbox row of these messages' sends. */
@@ -164,8 +166,9 @@ export function acceptSuite(getApp: () => MessagesTestApp): void {
       expect(job?.value).toEqual({ message_id: id, account_id: sender.accountId, attempt: 1 });
       expect(job?.msgId).toBe(row?.job_id);
       const [event] = await collected(app.events, (candidate) => candidate.data.id === id, 1);
+      expect(event?.batch).toEqual({ msgId: event?.msgId, size: 1 });
       expect(event?.value).toEqual({
-        id: event?.msgId,
+        id: expect.stringMatching(/^[0-9a-f-]{36}$/) as unknown,
         type: 'message.reception',
         timestamp: expect.any(String) as unknown,
         data: {
@@ -223,7 +226,10 @@ export function acceptSuite(getApp: () => MessagesTestApp): void {
       ]);
       expect(new Set(rows.map((row) => row.job_id))).toEqual(new Set([jobs[0]?.msgId]));
       expect(events).toHaveLength(100);
-      expect(new Set(events.map((event) => event.msgId)).size).toBe(100);
+      expect(new Set(events.map((event) => event.value.id)).size).toBe(100);
+      // The send's reception events travel in one stream message.
+      expect(new Set(events.map((event) => event.msgId)).size).toBe(1);
+      expect(events[0]?.batch?.size).toBe(100);
 
       // One recipient per message: its To header holds that recipient only.
       const last = await getMessage(app, sender.accountId, ids[99] ?? '');

@@ -91,13 +91,15 @@ export const WEBHOOK_EVENT_SOURCES: Readonly<Record<WebhookEventType, WebhookEve
 
 /**
  * The durable consumer of each subject: `webhooks-<entity>-<event>` from
- * `events.<entity>.<event>.v<N>` (one filter subject each).
+ * `events.<entity>.<event>.v<N>` (one filter subject each). Accepted mail announces its
+ * `message.reception` events in batches, on a subject of their own.
  */
 export const WEBHOOK_EVENT_DURABLES: Readonly<Record<string, StreamSubject<unknown>>> =
   Object.fromEntries(
-    Object.values(WEBHOOK_EVENT_SOURCES)
-      .flatMap((source) => source.subjects)
-      .map((subject) => [durableName(subject), subject]),
+    [
+      ...Object.values(WEBHOOK_EVENT_SOURCES).flatMap((source) => source.subjects),
+      MessagesStreamSubjects.receptionBatch,
+    ].map((subject) => [durableName(subject), subject]),
   );
 
 function durableName(subject: StreamSubject<unknown>): string {

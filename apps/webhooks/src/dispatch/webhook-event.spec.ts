@@ -1,6 +1,11 @@
 import { UnprocessableMessageError } from '@envoi/shared-nats';
 
-import { decodeWebhookEvent, webhookBody, withNanoseconds } from './webhook-event';
+import {
+  decodeWebhookEvent,
+  decodeWebhookEvents,
+  webhookBody,
+  withNanoseconds,
+} from './webhook-event';
 import { missingFields, WEBHOOK_EVENT_DURABLES } from './webhook-event-sources';
 
 const ACCOUNT = '4cdd7bdd-294e-4762-892f-83d40abf5a87';
@@ -146,6 +151,58 @@ describe('decodeWebhookEvent', () => {
   });
 });
 
+describe('decodeWebhookEvents', () => {
+  const reception = (id: string, recipient: string) => ({
+    id,
+    type: 'message.reception',
+    timestamp: '2026-05-06T09:49:16.5Z',
+    data: { ...MESSAGE, event: 'on_reception', recipient, is_bot: false },
+  });
+
+  it('reads a reception batch as its events, each with its own id, as if they came alone', () => {
+    const events = decodeWebhookEvents({
+      id: 'batch-1',
+      type: 'message.reception_batch',
+      timestamp: '2026-05-06T09:49:16.5Z',
+      data: {
+        account_id: ACCOUNT,
+        events: [reception('r-1', 'one@example.net'), reception('r-2', 'two@example.net')],
+      },
+    });
+    expect(events).toEqual([
+      decodeWebhookEvent(reception('r-1', 'one@example.net')),
+      decodeWebhookEvent(reception('r-2', 'two@example.net')),
+    ]);
+    expect(events.map((event) => [event.id, event.type, event.data['recipient']])).toEqual([
+      ['r-1', 'message.reception', 'one@example.net'],
+      ['r-2', 'message.reception', 'two@example.net'],
+    ]);
+  });
+
+  it('reads any other message as its one event', () => {
+    const event = reception('r-3', 'three@example.net');
+    expect(decodeWebhookEvents(event)).toEqual([decodeWebhookEvent(event)]);
+  });
+
+  it.each([
+    ['without events', { account_id: ACCOUNT }],
+    ['with no event', { account_id: ACCOUNT, events: [] }],
+    [
+      'with a bad event',
+      { account_id: ACCOUNT, events: [{ id: 'r-4', type: 'message.reception' }] },
+    ],
+  ])('refuses a batch %s as unprocessable', (_case, data) => {
+    expect(() =>
+      decodeWebhookEvents({
+        id: 'batch-2',
+        type: 'message.reception_batch',
+        timestamp: '2026-05-06T09:49:16Z',
+        data,
+      }),
+    ).toThrow(UnprocessableMessageError);
+  });
+});
+
 describe('the payload', () => {
   it('is {type, webhook_id, timestamp, data} in that order', () => {
     const event = decodeWebhookEvent({
@@ -192,8 +249,11 @@ describe('the payload', () => {
     ]);
   });
 
-  it('has one durable consumer per subject, two for message.suppressed and message.reception', () => {
-    expect(Object.keys(WEBHOOK_EVENT_DURABLES)).toHaveLength(12);
+  it('has one durable consumer per subject, two for message.suppressed and three for message.reception', () => {
+    expect(Object.keys(WEBHOOK_EVENT_DURABLES)).toHaveLength(13);
+    expect(WEBHOOK_EVENT_DURABLES['webhooks-message-reception-batch']?.name).toBe(
+      'events.message.reception_batch.v1',
+    );
     expect(WEBHOOK_EVENT_DURABLES['webhooks-inbound-reception']?.name).toBe(
       'events.inbound.reception.v1',
     );

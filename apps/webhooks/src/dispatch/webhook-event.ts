@@ -1,3 +1,4 @@
+import type { MessageReceptionBatchEvent } from '@envoi/contracts-messages';
 import type { WebhookEventFlag, WebhookEventType } from '@envoi/contracts-webhooks';
 import { UnprocessableMessageError } from '@envoi/shared-nats';
 
@@ -25,10 +26,28 @@ export interface WebhookEvent {
   missing: string[];
 }
 
+const RECEPTION_BATCH_TYPE: MessageReceptionBatchEvent['type'] = 'message.reception_batch';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The events a stream message carries: the events of a `message.reception_batch` (each as if it
+ * came alone on `message.reception`), or the message's own event. Throws for a message no retry
+ * can help; a batch's events come from one send's commit, so one bad event spoils them all.
+ */
+export function decodeWebhookEvents(payload: unknown): WebhookEvent[] {
+  if (!isRecord(payload) || payload['type'] !== RECEPTION_BATCH_TYPE) {
+    return [decodeWebhookEvent(payload)];
+  }
+  const data = payload['data'];
+  const events = isRecord(data) ? data['events'] : undefined;
+  if (!Array.isArray(events) || events.length === 0) {
+    throw new UnprocessableMessageError('the reception batch has no events');
+  }
+  return events.map((event) => decodeWebhookEvent(event));
 }
 
 /** Turns a stream event's envelope into a WebhookEvent; throws for one no retry can help. */

@@ -28,3 +28,5 @@ export const SEND_MAX_BYTES = 100 * 1024 * 1024;
 export const INLINE_PAYLOAD_MAX_BYTES = 512 * 1024;
 /** The most messages one first-attempt delivery job (and one batch delivery view) covers. */
 export const DELIVERY_JOB_MAX_MESSAGES = 100;
+/** The most `message.reception` events one `message.reception_batch` stream message carries. */
+export const RECEPTION_BATCH_MAX_EVENTS = 100;

@@ -76,6 +76,16 @@ export const MESSAGE_UPLOADS_BUCKET = 'message-uploads';
 export const MESSAGE_DOWNLOADS_BUCKET = 'message-downloads';
 
 export type MessageReceptionEvent = StreamEvent<'message.reception', MessageReceptionData>;
+/** `data` of `message.reception_batch`: the `message.reception` events of one send, or of a part. */
+export interface MessageReceptionBatchData {
+  account_id: string;
+  /** Each as it would be published alone, its own id included (a webhook's `webhook-id`). */
+  events: MessageReceptionEvent[];
+}
+export type MessageReceptionBatchEvent = StreamEvent<
+  'message.reception_batch',
+  MessageReceptionBatchData
+>;
 /** `timestamp` is when the send was accepted, as in each of its `message.reception` events. */
 export type MessageSendReceptionsEvent = StreamEvent<
   'message.send_receptions',
@@ -90,6 +100,12 @@ export type MessageSuppressedAtAcceptEvent = StreamEvent<
 export const MessagesStreamSubjects = {
   /** A message was accepted and queued (or scheduled): always its first event. */
   reception: streamSubject<MessageReceptionEvent>('events.message.reception.v1'),
+  /**
+   * The `reception` events of a send, up to RECEPTION_BATCH_MAX_EVENTS per stream message: how
+   * accepted mail announces them (the relay and the stream carry one message, not one per
+   * recipient); consumers read each event as if it came on `reception`.
+   */
+  receptionBatch: streamSubject<MessageReceptionBatchEvent>('events.message.reception_batch.v1'),
   /**
    * The messages one send stored, in one event published with their `reception` events (never
    * to webhooks): what consumers that only count receptions read, one stream message per send.
