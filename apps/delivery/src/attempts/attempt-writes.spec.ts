@@ -25,9 +25,10 @@ function outcome(claimId: string): OutcomeWrite {
 /**
  * claimAndRecord in memory: the claims and outcomes of each statement; `held` is never claimed,
  * and an outcome of claim `lost` is not written. `failing` makes a statement with more than one
- * item fail (as a statement that one item breaks would).
+ * item fail (as a statement that one item breaks would); each statement answers once `held`
+ * resolves.
  */
-function repository(failing = false) {
+function repository(failing = false, held: Promise<void> = Promise.resolve()) {
   const statements: Array<{ claims: string[]; outcomes: string[]; leaseUntil: Date }> = [];
   const attempts = {
     claimAndRecord: (
@@ -41,10 +42,10 @@ function repository(failing = false) {
       if (failing && claims.length + outcomes.length > 1) {
         return Promise.reject(new Error('statement failed'));
       }
-      return Promise.resolve({
+      return held.then(() => ({
         claims: claims.map((id) => (id === 'held' ? null : { id: `claim-${id}`, token: 't' })),
         written: outcomes.map((id) => id !== 'lost'),
-      });
+      }));
     },
   };
   return { attempts: attempts as unknown as AttemptsRepository, statements };
@@ -80,13 +81,21 @@ describe('AttemptWrites', () => {
   });
 
   it('puts what comes while a statement runs in the next one', async () => {
-    const { attempts, statements } = repository();
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const { attempts, statements } = repository(false, held);
     const writes = new AttemptWrites(attempts, CONFIG);
 
     const first = writes.claim(key('m'));
-    // The first statement starts at the end of this turn; these come while it runs.
-    await new Promise((resolve) => setImmediate(resolve));
+    for (let turn = 0; turn < 10 && statements.length === 0; turn++) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(statements).toHaveLength(1);
     const later = [writes.record(outcome('done')), writes.claim(key('n'))];
+    for (let turn = 0; turn < 10; turn++) await new Promise((resolve) => setImmediate(resolve));
+    // Still one statement: the first has not answered yet.
+    expect(statements).toHaveLength(1);
+    release();
     await Promise.all([first, ...later]);
 
     expect(statements.map(({ claims, outcomes }) => ({ claims, outcomes }))).toEqual([
