@@ -3,6 +3,8 @@
 import { DELIVERY_STREAM, EVENTS_STREAM } from '@envoi/contracts-core';
 import { Client } from 'pg';
 
+import { committedTransactions } from './database-transactions';
+
 const POLL_MS = 200;
 
 /** Where the run's messages stand (ids: bare uuids). */
@@ -79,6 +81,11 @@ export class DeliveryDatabase {
 
   close(): Promise<void> {
     return this.client.end();
+  }
+
+  /** Transactions committed or rolled back in the database so far, every session's. */
+  transactions(): Promise<number> {
+    return committedTransactions(this.client);
   }
 
   async state(ids: readonly string[]): Promise<DeliveryState> {

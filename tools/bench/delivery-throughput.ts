@@ -358,6 +358,12 @@ interface EnvoiFigures {
   cpuMsPerMessage: Record<string, number> | null;
   /** Share of one core each process used while delivering (live: after the last 202). */
   coreShareWhileDelivering: Record<string, number> | null;
+  /**
+   * PostgreSQL transactions (every session's, a statement outside a transaction counting one)
+   * per message over the same span as cpuMsPerMessage: round trips' worth of work, whatever the
+   * machine's load.
+   */
+  transactionsPerMessage: number;
 }
 
 interface EnvoiTarget {
@@ -402,6 +408,7 @@ async function runEnvoi(
   const dnsBefore = target.dns.queries.length;
   let queue = mode === 'live' ? await sampleWorkQueue(target) : null;
   const beforeSend = cpu.snapshot();
+  let transactionsAtStart = await database.transactions();
   const sent = await sendThroughApi(
     target.gateway,
     target.account,
@@ -423,6 +430,7 @@ async function runEnvoi(
     context.log('Envoi backlog: every job is queued; starting a delivery process');
     await target.delivery.start();
     queue = await sampleWorkQueue(target);
+    transactionsAtStart = await database.transactions();
     windowStart = cpu.snapshot();
     windowStartAt = Date.now();
     costStart = windowStart;
@@ -446,6 +454,7 @@ async function runEnvoi(
     context.signal,
   );
   const settledSnapshot = cpu.snapshot();
+  const transactions = (await database.transactions()) - transactionsAtStart;
 
   const problems: string[] = [];
   if (settled.waitedMs === null) {
@@ -509,6 +518,7 @@ async function runEnvoi(
       cpuMsPerMessage: perUnit(cpuBetween(costStart, settledSnapshot), SETTINGS.messages),
       coreShareWhileDelivering:
         windowMs >= 500 ? perUnit(cpuBetween(windowStart, delivered), windowMs) : null,
+      transactionsPerMessage: transactions / SETTINGS.messages,
     },
     problems: problems.map((problem) => `Envoi ${mode}: ${problem}`),
   };
@@ -765,6 +775,9 @@ function printEnvoiDetails(envoi: EnvoiFigures): void {
   );
   console.log(
     `  share of one core while delivering: ${cpuEntries(envoi.coreShareWhileDelivering, (value) => `${Math.round(value * 100)} %`)}`,
+  );
+  console.log(
+    `  PostgreSQL transactions per message (${envoi.mode === 'live' ? 'accepting included' : 'delivery only'}): ${fixed(envoi.transactionsPerMessage, 2)}`,
   );
 }
 

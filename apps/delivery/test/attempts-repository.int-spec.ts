@@ -331,6 +331,67 @@ describe('AttemptsRepository against PostgreSQL', () => {
     await expect(attempts.recordWithOutbox([])).resolves.toEqual([]);
   });
 
+  it('claims and records in one statement: new claims, outcomes under their claims, their outbox rows', async () => {
+    const leaseUntil = new Date(Date.now() + MINUTE_MS);
+    const [free, held, finished, lostMessage] = [
+      randomUUID(),
+      randomUUID(),
+      randomUUID(),
+      randomUUID(),
+    ];
+    await claimOf(held, 1, leaseUntil);
+    const finishedClaim = await claimOf(finished, 1, leaseUntil);
+    const lost = await claimOf(lostMessage, 1, leaseUntil);
+    const key = (messageId: string) => ({
+      messageId,
+      accountId: ACCOUNT_ID,
+      attempt: 1,
+      startedAt: new Date(),
+    });
+    const event = outboxEntry(MessagesStreamSubjects.deliveryJobs, randomUUID(), {
+      message_id: finished,
+      account_id: ACCOUNT_ID,
+      attempt: 2,
+    });
+    const lostEvent = outboxEntry(MessagesStreamSubjects.deliveryJobs, randomUUID(), {
+      message_id: lostMessage,
+      account_id: ACCOUNT_ID,
+      attempt: 2,
+    });
+
+    const { claims, written } = await attempts.claimAndRecord([key(free), key(held)], leaseUntil, [
+      {
+        kind: 'claimed',
+        claim: finishedClaim,
+        record: { ...record(new Date(), []), entries: [event] },
+      },
+      {
+        kind: 'claimed',
+        claim: { id: lost.id, token: randomUUID() },
+        record: { ...record(new Date(), []), entries: [lostEvent] },
+      },
+    ]);
+
+    expect(claims.map((claim) => claim !== null)).toEqual([true, false]);
+    expect(written).toEqual([true, false]);
+    await expect(attempts.find(free, 1)).resolves.toMatchObject({
+      id: claims[0]?.id,
+      state: 'in_progress',
+      leaseUntil,
+    });
+    await expect(attempts.find(finished, 1)).resolves.toMatchObject({ state: 'done' });
+    await expect(attempts.find(lostMessage, 1)).resolves.toMatchObject({ state: 'in_progress' });
+    const queued = await dataSource?.query<Array<{ id: string }>>(
+      `SELECT id FROM delivery.outbox WHERE id = ANY($1::uuid[])`,
+      [[event.id, lostEvent.id]],
+    );
+    expect(queued?.map((row) => row.id)).toEqual([event.id]);
+    await expect(attempts.claimAndRecord([], leaseUntil, [])).resolves.toEqual({
+      claims: [],
+      written: [],
+    });
+  });
+
   it('writes nothing when the transaction it runs in fails afterwards', async () => {
     const messageId = randomUUID();
     const outcome = record(new Date(), []);

@@ -59,6 +59,14 @@ export interface AttemptRow {
 const ATTEMPT_ROW_COLUMNS = `id, message_id AS "messageId", account_id AS "accountId", attempt,
   state, lease_until AS "leaseUntil", remote_host AS "remoteHost"`;
 
+/** Which attempt of which message a claim is for, and when the attempt started. */
+export interface ClaimKey {
+  messageId: string;
+  accountId: string;
+  attempt: number;
+  startedAt: Date;
+}
+
 /** A claim of an attempt: the row and the token its outcome must be recorded under. */
 export interface AttemptClaim {
   id: string;
@@ -158,32 +166,48 @@ export class AttemptsRepository {
    * or null when another worker holds or did it (or it is given twice).
    */
   async claimEach(
-    keys: ReadonlyArray<{ messageId: string; accountId: string; attempt: number; startedAt: Date }>,
+    keys: readonly ClaimKey[],
     leaseUntil: Date,
   ): Promise<Array<AttemptClaim | null>> {
     if (keys.length === 0) return [];
-    const claims = keys.map(() => ({ id: randomUUID(), token: randomUUID() }));
+    const claims = keys.map(newClaim);
+    const statement = claimInsert(keys, claims, leaseUntil, 1);
     const rows = await preparedQuery<{ id: string }>(
       this.dataSource.manager,
-      `INSERT INTO delivery.attempts
-         (id, message_id, account_id, attempt, state, claim_token, lease_until, started_at)
-       SELECT id, message_id, account_id, attempt, 'in_progress', token, $1, started_at
-         FROM unnest($2::uuid[], $3::uuid[], $4::uuid[], $5::integer[], $6::uuid[],
-                     $7::timestamptz[])
-              AS claimed(id, message_id, account_id, attempt, token, started_at)
-       ON CONFLICT DO NOTHING RETURNING id`,
-      [
-        leaseUntil,
-        claims.map((claim) => claim.id),
-        keys.map((key) => key.messageId),
-        keys.map((key) => key.accountId),
-        keys.map((key) => key.attempt),
-        claims.map((claim) => claim.token),
-        keys.map((key) => key.startedAt),
-      ],
+      statement.sql,
+      statement.parameters,
     );
     const inserted = new Set(rows.map((row) => row.id));
     return claims.map((claim) => (inserted.has(claim.id) ? claim : null));
+  }
+
+  /**
+   * Claims attempts as claimEach does and records outcomes as recordWithOutbox does, in one
+   * statement (atomic on its own): a worker's claims and outcomes of the same moment share one
+   * round trip and one commit.
+   */
+  async claimAndRecord(
+    keys: readonly ClaimKey[],
+    leaseUntil: Date,
+    writes: readonly OutcomeWrite[],
+  ): Promise<{ claims: Array<AttemptClaim | null>; written: boolean[] }> {
+    if (writes.length === 0) return { claims: await this.claimEach(keys, leaseUntil), written: [] };
+    if (keys.length === 0) return { claims: [], written: await this.recordWithOutbox(writes) };
+    const claims = keys.map(newClaim);
+    const targets = outcomeTargets(writes);
+    const statement = recordStatement(targets, this.dataSource.manager, (from) =>
+      claimInsert(keys, claims, leaseUntil, from),
+    );
+    const rows = await preparedQuery<{ id: string }>(
+      this.dataSource.manager,
+      statement.sql,
+      statement.parameters,
+    );
+    const returned = new Set(rows.map((row) => row.id));
+    return {
+      claims: claims.map((claim) => (returned.has(claim.id) ? claim : null)),
+      written: targets.map(({ id }) => returned.has(id)),
+    };
   }
 
   /**
@@ -292,11 +316,7 @@ export class AttemptsRepository {
     withOutbox: boolean,
   ): Promise<boolean[]> {
     if (writes.length === 0) return [];
-    // The row each write ends in: its claimed attempt's, or the new one of an unclaimed attempt.
-    const targets = writes.map((write) => ({
-      write,
-      id: write.kind === 'claimed' ? write.claim.id : randomUUID(),
-    }));
+    const targets = outcomeTargets(writes);
     const statement = recordStatement(targets, withOutbox ? manager : null);
     // Its text depends only on which kinds of writes and rows it has: prepared.
     const rows = await preparedQuery<{ id: string }>(manager, statement.sql, statement.parameters);
@@ -348,6 +368,7 @@ const CLAIM_GUARD: FinishGuard = {
 function recordStatement(
   targets: ReadonlyArray<{ write: OutcomeWrite; id: string }>,
   outboxOf: EntityManager | null,
+  claimPart?: (from: number) => Statement,
 ): Statement {
   const claimed: Array<{ id: string; guard: unknown; record: OutcomeRecord }> = [];
   const unclaimed: Array<{ id: string; write: UnclaimedOutcome }> = [];
@@ -378,7 +399,58 @@ function recordStatement(
     const rows = enqueueOutboxStatement(outboxOf, entries);
     add('queued', (from) => outboxRowsOfWritten(rows.parameters, owners, written, from));
   }
+  if (claimPart) {
+    // New claims' ids are fresh: no outcome's outbox row names one.
+    add('claimed', claimPart);
+    written.push('SELECT id FROM claimed');
+  }
   return { sql: `WITH ${parts.join(',\n')}\n${written.join(' UNION ALL ')}`, parameters };
+}
+
+/** A new claim's row id and token. */
+function newClaim(): AttemptClaim {
+  return { id: randomUUID(), token: randomUUID() };
+}
+
+/** The row each write ends in: its claimed attempt's, or the new one of an unclaimed attempt. */
+function outcomeTargets(
+  writes: readonly OutcomeWrite[],
+): Array<{ write: OutcomeWrite; id: string }> {
+  return writes.map((write) => ({
+    write,
+    id: write.kind === 'claimed' ? write.claim.id : randomUUID(),
+  }));
+}
+
+/**
+ * The INSERT of new claims (each `claims[i]` for `keys[i]`), each until `leaseUntil`, of the
+ * attempts no row exists for yet; it returns the ids it inserted. Parameters from `from`.
+ */
+function claimInsert(
+  keys: readonly ClaimKey[],
+  claims: readonly AttemptClaim[],
+  leaseUntil: Date,
+  from: number,
+): Statement {
+  const at = (offset: number) => `$${from + offset}`;
+  return {
+    sql: `INSERT INTO delivery.attempts
+         (id, message_id, account_id, attempt, state, claim_token, lease_until, started_at)
+       SELECT id, message_id, account_id, attempt, 'in_progress', token, ${at(0)}, started_at
+         FROM unnest(${at(1)}::uuid[], ${at(2)}::uuid[], ${at(3)}::uuid[], ${at(4)}::integer[],
+                     ${at(5)}::uuid[], ${at(6)}::timestamptz[])
+              AS claimed(id, message_id, account_id, attempt, token, started_at)
+       ON CONFLICT DO NOTHING RETURNING id`,
+    parameters: [
+      leaseUntil,
+      claims.map((claim) => claim.id),
+      keys.map((key) => key.messageId),
+      keys.map((key) => key.accountId),
+      keys.map((key) => key.attempt),
+      claims.map((claim) => claim.token),
+      keys.map((key) => key.startedAt),
+    ],
+  };
 }
 
 /** The UPDATE of outcomes (see updateFinished), its parameters numbered from `from`. */

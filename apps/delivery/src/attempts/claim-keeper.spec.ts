@@ -1,4 +1,5 @@
 import type { DeliveryConfig } from '../delivery.config';
+import { AttemptWrites } from './attempt-writes';
 import type { AttemptClaim, AttemptsRepository } from './attempts.repository';
 import { ClaimKeeper } from './claim-keeper';
 
@@ -11,13 +12,14 @@ function repository() {
   const claimStatements: string[][] = [];
   const taken = new Set<string>();
   const attempts = {
-    claimEach: (keys: ReadonlyArray<{ messageId: string }>) => {
+    claimAndRecord: (keys: ReadonlyArray<{ messageId: string }>) => {
       claimStatements.push(keys.map((key) => key.messageId));
-      return Promise.resolve(
-        keys.map(({ messageId }) =>
+      return Promise.resolve({
+        claims: keys.map(({ messageId }) =>
           messageId === 'held' ? null : { id: `c${++next}`, token: 't' },
         ),
-      );
+        written: [],
+      });
     },
     renew: (claims: readonly AttemptClaim[], leaseUntil: Date) => {
       renewals.push({ ids: claims.map((claim) => claim.id), leaseUntil });
@@ -35,7 +37,8 @@ function repository() {
 }
 
 function keeperWith(attempts: AttemptsRepository): ClaimKeeper {
-  return new ClaimKeeper(attempts, { DELIVERY_CLAIM_TTL_MS: 30_000 } as DeliveryConfig);
+  const config = { DELIVERY_CLAIM_TTL_MS: 30_000 } as DeliveryConfig;
+  return new ClaimKeeper(attempts, config, new AttemptWrites(attempts, config));
 }
 
 async function claimOf(

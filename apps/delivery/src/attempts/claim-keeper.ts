@@ -2,24 +2,11 @@ import { Injectable, Logger } from '@nestjs/common';
 
 import { DeliveryConfig } from '../delivery.config';
 import type { SessionGate } from '../smtp/smtp-sender';
-import { Batcher, type BatcherLimits } from '../worker/batcher';
-import { type AttemptClaim, AttemptsRepository } from './attempts.repository';
-
-/**
- * Claims gathered into one INSERT: one at a time, the claims asked for while it runs go together
- * in the next (group commit: the busier, the larger the batches). No timer wait: a session's
- * message data waits for its claim, so a wait would hold its connection idle (bench:delivery, 5
- * connections: a 2 ms wait was on every message's path).
- */
-const CLAIM_BATCH: BatcherLimits = { maxItems: 100, maxWaitMs: 0, oneAtATime: true };
+import { AttemptWrites } from './attempt-writes';
+import { type AttemptClaim, AttemptsRepository, type ClaimKey } from './attempts.repository';
 
 /** Which attempt a claim is for, and when the attempt started. */
-export interface AttemptKey {
-  messageId: string;
-  accountId: string;
-  attempt: number;
-  startedAt: Date;
-}
+export type AttemptKey = ClaimKey;
 
 /**
  * The attempt claims this replica holds, kept alive by one heartbeat: every third of
@@ -33,14 +20,12 @@ export class ClaimKeeper {
   private readonly held = new Map<string, { claim: AttemptClaim; onLost: () => void }>();
   private timer: NodeJS.Timeout | undefined;
   private renewing = false;
-  /** Claims asked for within a few milliseconds of each other go in one statement. */
-  private readonly claiming = new Batcher<AttemptKey, AttemptClaim | null>(CLAIM_BATCH, (keys) =>
-    this.attempts.claimEach(keys, this.leaseEnd()),
-  );
 
   constructor(
     private readonly attempts: AttemptsRepository,
     private readonly config: DeliveryConfig,
+    /** Claims go in one statement with the other claims and outcomes of the moment. */
+    private readonly writes: AttemptWrites,
   ) {}
 
   /** Claims held now. */
@@ -55,7 +40,7 @@ export class ClaimKeeper {
 
   /** Claims the attempt and keeps the claim alive until letGo; null when another holds it. */
   async claim(key: AttemptKey, onLost: () => void): Promise<AttemptClaim | null> {
-    const claim = await this.claiming.add(key);
+    const claim = await this.writes.claim(key);
     if (!claim) return null;
     this.held.set(claim.id, { claim, onLost });
     this.timer ??= this.startHeartbeat();

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 
+import { AttemptWrites } from '../attempts/attempt-writes';
 import { AttemptsRepository } from '../attempts/attempts.repository';
 import { ClaimKeeper } from '../attempts/claim-keeper';
 import { DeliveryConfig } from '../delivery.config';
@@ -11,14 +12,13 @@ import { AccountHolds } from './account-holds';
 import { DeliveryService, MX_RESOLVER, SMTP_SENDER } from './delivery.service';
 import { DeliveryWorker } from './delivery-worker';
 import { MessageViews } from './message-views';
-import { OutcomeRecorder } from './outcome-recorder';
 
 @Module({
   providers: [
     AccountHolds,
     AttemptsRepository,
+    AttemptWrites,
     ClaimKeeper,
-    OutcomeRecorder,
     SenderKeys,
     MessageViews,
     {

@@ -19,6 +19,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 
+import { AttemptWrites } from '../attempts/attempt-writes';
 import {
   type AttemptRow,
   AttemptsRepository,
@@ -38,7 +39,6 @@ import { Batcher, type BatcherLimits } from './batcher';
 import { chunkSettlement, type Settlement } from './chunk-settlement';
 import { MessageSlots } from './message-slots';
 import { hasContent, type MessageView, MessageViews } from './message-views';
-import { OutcomeRecorder } from './outcome-recorder';
 import {
   type AttemptOutcome,
   isAttemptable,
@@ -108,7 +108,7 @@ export class DeliveryService {
     @Inject(SMTP_SENDER) private readonly sender: SmtpSender,
     private readonly outbox: OutboxRelayService,
     private readonly claims: ClaimKeeper,
-    private readonly recorder: OutcomeRecorder,
+    private readonly writes: AttemptWrites,
     private readonly holds: AccountHolds,
   ) {
     this.slots = new MessageSlots(config.DELIVERY_CONCURRENCY);
@@ -339,7 +339,7 @@ export class DeliveryService {
       try {
         // No session opened (no route, no server reachable, the deadline while waiting for a
         // connection): the attempt was never claimed, and is recorded as it ends.
-        const finished = await this.recorder.record(
+        const finished = await this.writes.record(
           claim
             ? { kind: 'claimed', claim, record }
             : { kind: 'unclaimed', ...unclaimedAttempt(job, false), record },
@@ -474,7 +474,7 @@ export class DeliveryService {
   ): Promise<Settlement> {
     const { view } = target;
     const record = await this.withFollowUps(job, target, outcome, now, null);
-    const written = await this.recorder.record({
+    const written = await this.writes.record({
       kind: 'unclaimed',
       ...unclaimedAttempt(job, view.sandbox),
       record,
