@@ -2,8 +2,9 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 
 import type { StreamSubject } from '@envoi/contracts-core';
 import {
+  type HeaderRead,
   runInTraceContext,
-  sharedTraceContext,
+  sharedTraceContextFrom,
   type TraceContext,
   traceContextFrom,
 } from '@envoi/shared-observability';
@@ -87,6 +88,13 @@ export interface DurableConsumerOptions<E> {
    * once, and again after a lost acknowledgement or a stop that outlasted it.
    */
   handle(event: E, delivery: StreamDelivery): Promise<void | StreamSettlement>;
+  /**
+   * Tells from a message's raw payload, without decoding it, that the handler would do nothing
+   * with it: such a message is acknowledged as it arrives, never decoded, grouped or handled (nor
+   * recorded as a dead letter, should it be malformed). Must not be true for any message the
+   * handler acts on; a predicate that throws takes the message.
+   */
+  ignores?: (data: Uint8Array) => boolean;
   /**
    * Optional batch mode: handles together, in stream order, the messages that have arrived while
    * the previous ones were handled (up to `batch`). Resolving acknowledges each of them; throwing
@@ -261,18 +269,32 @@ export type ProgressReport = (message: PulledMessage, units: number) => void;
 
 const IGNORE_PROGRESS: ProgressReport = () => undefined;
 
+function headerReader(message: PulledMessage): HeaderRead {
+  return (name) => message.headers?.get(name) || undefined;
+}
+
+/**
+ * Where the message came from. Its id and trace context are read from its headers only when a
+ * handler asks (a batch handler seldom does; its batch's context is read by handledTogether).
+ */
 function deliveryOf(
   message: PulledMessage,
   signal: AbortSignal,
   report: ProgressReport,
 ): StreamDelivery {
+  let trace: TraceContext | undefined;
   return {
     subject: message.subject,
     streamSequence: message.info.streamSequence,
     deliveryCount: message.info.deliveryCount,
-    msgId: message.headers?.get('Nats-Msg-Id') || undefined,
+    get msgId() {
+      return message.headers?.get('Nats-Msg-Id') || undefined;
+    },
     signal,
-    trace: traceContextFrom((name) => message.headers?.get(name) || undefined),
+    get trace() {
+      trace ??= traceContextFrom(headerReader(message));
+      return trace;
+    },
     progress: (units) => report(message, units),
   };
 }
@@ -415,18 +437,18 @@ export async function deliverBatch<E>(
 
 /**
  * Runs the batch handler; false (logged) when it threw. A batch is one unit of work for several
- * messages, so it runs in the context they share (sharedTraceContext: their request when they
+ * messages, so it runs in the context they share (sharedTraceContextFrom: their request when they
  * all carry the same one, as the events of one send do); each item keeps its own in
  * `delivery.trace` for the handler's per-message work, and the messages handed to `handle` after
  * a failed batch each run in their own again.
  */
 function handledTogether<E>(
-  decoded: ReadonlyArray<{ item: StreamItem<E> }>,
+  decoded: ReadonlyArray<{ message: PulledMessage; item: StreamItem<E> }>,
   handleBatch: (items: ReadonlyArray<StreamItem<E>>) => Promise<void>,
   options: DeliveryOptions<E>,
 ): Promise<boolean> {
   const items = decoded.map(({ item }) => item);
-  const context = sharedTraceContext(items.map(({ delivery }) => delivery.trace));
+  const context = sharedTraceContextFrom(decoded.map(({ message }) => headerReader(message)));
   return runInTraceContext(context, async () => {
     try {
       await handleBatch(items);
@@ -660,7 +682,8 @@ class DurableConsumerLoop<E> implements DurableConsumer {
           // Fetched but not started: another replica (or the next start) takes them at once.
           for (const message of group) message.nak();
         } else {
-          this.startGroup(group);
+          const taken = this.withoutIgnored(group);
+          if (taken.length > 0) this.startGroup(taken);
         }
       }
     } finally {
@@ -670,6 +693,17 @@ class DurableConsumerLoop<E> implements DurableConsumer {
       if (this.inFlight.size === 0) messages.stop();
       await inbox.finished();
     }
+  }
+
+  /** The group less the messages the handler ignores (see `ignores`), acknowledged here. */
+  private withoutIgnored(group: PulledMessage[]): PulledMessage[] {
+    const { ignores } = this.options;
+    if (!ignores) return group;
+    return group.filter((message) => {
+      if (!ignored(ignores, message.data)) return true;
+      message.ack();
+      return false;
+    });
   }
 
   private startGroup(group: PulledMessage[]): void {
@@ -750,6 +784,15 @@ class DurableConsumerLoop<E> implements DurableConsumer {
 
   private resume(): void {
     this.pause?.resume();
+  }
+}
+
+/** Whether `ignores` passes the payload; a predicate that throws takes the message. */
+function ignored(ignores: (data: Uint8Array) => boolean, data: Uint8Array): boolean {
+  try {
+    return ignores(data);
+  } catch {
+    return false;
   }
 }
 
