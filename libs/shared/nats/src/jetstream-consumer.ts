@@ -108,8 +108,10 @@ export interface DurableConsumerOptions<E> {
   logger: DurableConsumerLogger;
   /**
    * Messages per pull, handled one after the other in stream order (or, with `handleBatch`, in
-   * groups of what has arrived). Across replicas, and once a failed message is redelivered after
-   * later ones, there is no order: handlers must not need one.
+   * groups of what has arrived, up to `batch` each: a pull then asks for a group per free slot
+   * and, without `heartbeat`, one group more, so a slot that frees finds its next group here).
+   * Across replicas, and once a failed message is redelivered after later ones, there is no
+   * order: handlers must not need one.
    */
   batch?: number;
   /** Unacknowledged this long after delivery, a message is delivered again. */
@@ -655,25 +657,20 @@ class DurableConsumerLoop<E> implements DurableConsumer {
   }
 
   /**
-   * One pull of what the free slots can take (up to `batch`), handled as it arrives: one message
-   * per slot, or with a batch handler, each time all that arrived while a slot was busy.
+   * One pull of what the free slots can take (pullSize), handled as it arrives: one message per
+   * slot, or with a batch handler, each time all that arrived while a slot was busy.
    */
   private async pullBatch(consumer: Consumer): Promise<void> {
     const groupSize = this.options.handleBatch ? this.batchSize : 1;
-    const free = this.concurrency - this.inFlight.size;
     const messages = await consumer.fetch({
-      max_messages: Math.min(
-        this.batchSize,
-        free * groupSize,
-        this.weights?.pullSize() ?? Number.POSITIVE_INFINITY,
-      ),
+      max_messages: this.pullSize(),
       expires: this.options.expiresMs ?? DURABLE_CONSUMER_DEFAULTS.expiresMs,
     });
     this.batch = messages;
     const inbox = new PullInbox(messages);
     try {
       if (this.stopping) messages.stop();
-      // Bounded: a pull yields at most `batch` messages, and each group takes at least one.
+      // Bounded: a pull yields at most pullSize() messages, and each group takes at least one.
       for (;;) {
         await this.waitForSlot();
         const group = await inbox.take(groupSize);
@@ -693,6 +690,22 @@ class DurableConsumerLoop<E> implements DurableConsumer {
       if (this.inFlight.size === 0) messages.stop();
       await inbox.finished();
     }
+  }
+
+  /**
+   * Messages one pull asks for, never more than the held work leaves room for. One at a time:
+   * one per free slot, up to `batch`. With a batch handler: `batch` per free slot and `batch`
+   * more, so that the group a slot takes next has already come (and is a whole one) rather than
+   * being pulled once the slot frees: fewer pulls and fuller groups. With heartbeats, one group
+   * (a message waiting for a slot gets none).
+   */
+  private pullSize(): number {
+    const free = this.concurrency - this.inFlight.size;
+    let wanted = Math.min(this.batchSize, free);
+    if (this.options.handleBatch) {
+      wanted = this.options.heartbeat ? this.batchSize : (free + 1) * this.batchSize;
+    }
+    return Math.min(wanted, this.weights?.pullSize() ?? Number.POSITIVE_INFINITY);
   }
 
   /** The group less the messages the handler ignores (see `ignores`), acknowledged here. */

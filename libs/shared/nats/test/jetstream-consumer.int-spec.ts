@@ -377,6 +377,27 @@ describe('startDurableConsumer (real nats-server with JetStream)', () => {
       expect((await consumerInfo(subject)).num_redelivered).toBe(0);
     });
 
+    it('pulls one group ahead of its free slots, and hands it over whole once a slot frees', async () => {
+      const subject = await testSubject();
+      const { handled, release, started } = await busyConsumer(subject, undefined, { batch: 3 });
+      await started;
+
+      for (let n = 2; n <= 10; n++) await publish(subject, n);
+      // The pull asked for a group for its one slot and one group more: 1 in hand, 5 ahead.
+      await inHand(subject, 6);
+      expect((await consumerInfo(subject)).num_pending).toBe(4);
+      release();
+
+      await allAcknowledged(subject);
+      expect(handled.together[0]).toEqual([2, 3, 4]);
+      expect(handled.together.every((group) => group.length <= 3)).toBe(true);
+      // A group of one goes to handle.
+      const lone = handled.one.map(([n]) => n).filter((n) => n !== 1);
+      expect([...handled.together.flat(), ...lone].sort((a, b) => a - b)).toEqual([
+        2, 3, 4, 5, 6, 7, 8, 9, 10,
+      ]);
+    });
+
     it('falls back to one message at a time when a batch fails: a poison message blocks nothing', async () => {
       const subject = await testSubject();
       const { handled, release, started } = await busyConsumer(subject, (event, count) =>
@@ -428,13 +449,14 @@ describe('startDurableConsumer (real nats-server with JetStream)', () => {
 
     it('on stop, finishes the group in hand and hands what it has not started back at once', async () => {
       const subject = await testSubject();
-      // A pull of exactly the five messages: nothing is left to deliver to it once stopped.
+      // A pull of exactly the ten messages (a group of five for its one slot and one group more):
+      // nothing is left to deliver to it once stopped.
       const { consumer, handled, release, started } = await busyConsumer(subject, undefined, {
         batch: 5,
       });
       await started;
-      for (let n = 2; n <= 5; n++) await publish(subject, n);
-      await inHand(subject, 5);
+      for (let n = 2; n <= 10; n++) await publish(subject, n);
+      await inHand(subject, 10);
 
       const stopping = consumer.stop(5_000);
       release();
@@ -444,10 +466,11 @@ describe('startDurableConsumer (real nats-server with JetStream)', () => {
       expect(handled.together).toEqual([]);
       // The ack wait is a minute: they come back now only because they were handed back.
       const { received, handle } = recorder();
-      await start(subject, handle, { batch: 5 }).ready;
-      await eventually(() => received.length === 4, 'the four handed-back messages', 20_000);
-      expect(received.map((r) => r.event.n).sort()).toEqual([2, 3, 4, 5]);
-      expect(received.map((r) => r.event.n).sort()).toEqual([2, 3, 4, 5]);
+      await start(subject, handle, { batch: 9 }).ready;
+      await eventually(() => received.length === 9, 'the nine handed-back messages', 20_000);
+      expect(received.map((r) => r.event.n).sort((a, b) => a - b)).toEqual([
+        2, 3, 4, 5, 6, 7, 8, 9, 10,
+      ]);
     });
   });
 
