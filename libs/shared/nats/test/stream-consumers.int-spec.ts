@@ -371,7 +371,7 @@ describe('StreamConsumers (Nest discovery over a real nats-server with JetStream
   it('acknowledges unread the events its declaration ignores, malformed ones included', async () => {
     const [one] = await testSubjects();
     const handled: number[][] = [];
-    const ignoredBytes = new TextEncoder().encode('"skip"');
+    const ignoredBytes = Buffer.from('"skip"');
     @Injectable()
     class SkippingHandler {
       @StreamBatchConsumer<TestEvent, TestSettings>({
