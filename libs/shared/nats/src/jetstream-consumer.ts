@@ -10,10 +10,12 @@ import {
 } from '@envoi/shared-observability';
 import {
   AckPolicy,
+  type ConsumeCallback,
   type Consumer,
   type ConsumerConfig,
   type ConsumerMessages,
   DeliverPolicy,
+  type FetchMessages,
   nanos,
   type NatsConnection,
   NatsError,
@@ -465,20 +467,25 @@ function handledTogether<E>(
 }
 
 /**
- * The messages of one pull as they arrive: read in the background, taken in groups of what has
- * arrived so far. A pull that fails (consumer deleted, heartbeats missed) throws from take() once
- * what arrived before the failure has been taken.
+ * The messages of one pull as they arrive (the fetch's callback hands each over as it is read,
+ * without an async iterator's promises per message), taken in groups of what has arrived so far.
+ * A pull that fails (consumer deleted, heartbeats missed) throws from take() once what arrived
+ * before the failure has been taken.
  */
 class PullInbox {
   private readonly queue: PulledMessage[] = [];
   private ended = false;
   private failure: { error: unknown } | undefined;
   private wake: (() => void) | undefined;
-  private readonly reading: Promise<void>;
+  /** Messages the pull has brought so far. */
+  received = 0;
 
-  constructor(messages: AsyncIterable<PulledMessage>) {
-    this.reading = this.read(messages);
-  }
+  /** Takes in a message of the pull. */
+  readonly receive = (message: PulledMessage): void => {
+    this.received += 1;
+    this.queue.push(message);
+    this.notify();
+  };
 
   /**
    * Up to `max` messages in arrival order: what is waiting, else (once one comes) what arrives
@@ -487,31 +494,19 @@ class PullInbox {
   async take(max: number): Promise<PulledMessage[]> {
     if (this.queue.length === 0 && !this.ended) {
       await new Promise<void>((resolve) => (this.wake = resolve));
-      // One message wakes the taker; the rest of what the socket delivered with it follows in
-      // microtasks. Let it in, so it goes in this group rather than the next.
+      // One message wakes the taker; the rest of what the socket delivered with it follows.
+      // Let it in, so it goes in this group rather than the next.
       if (max > 1) await nextTurn();
     }
     if (this.queue.length === 0 && this.failure) throw this.failure.error;
     return this.queue.splice(0, max);
   }
 
-  /** Resolves once the pull's messages have all been read (never rejects). */
-  finished(): Promise<void> {
-    return this.reading;
-  }
-
-  private async read(messages: AsyncIterable<PulledMessage>): Promise<void> {
-    try {
-      for await (const message of messages) {
-        this.queue.push(message);
-        this.notify();
-      }
-    } catch (error) {
-      this.failure = { error };
-    } finally {
-      this.ended = true;
-      this.notify();
-    }
+  /** The pull has ended: every message was handed over, or `error` ended it. */
+  end(error: unknown): void {
+    if (error) this.failure = { error };
+    this.ended = true;
+    this.notify();
   }
 
   private notify(): void {
@@ -662,12 +657,18 @@ class DurableConsumerLoop<E> implements DurableConsumer {
    */
   private async pullBatch(consumer: Consumer): Promise<void> {
     const groupSize = this.options.handleBatch ? this.batchSize : 1;
-    const messages = await consumer.fetch({
+    const inbox = new PullInbox();
+    const expiresMs = this.options.expiresMs ?? DURABLE_CONSUMER_DEFAULTS.expiresMs;
+    const pull: FetchMessages & ConsumeCallback = {
       max_messages: this.pullSize(),
-      expires: this.options.expiresMs ?? DURABLE_CONSUMER_DEFAULTS.expiresMs,
-    });
+      expires: expiresMs,
+      callback: inbox.receive,
+    };
+    const pullEndsBy = Date.now() + expiresMs;
+    const messages = await consumer.fetch(pull);
     this.batch = messages;
-    const inbox = new PullInbox(messages);
+    // closed() never rejects: it resolves with the error that ended the pull, if any.
+    const ended = messages.closed().then((error) => inbox.end(error));
     try {
       if (this.stopping) messages.stop();
       // Bounded: a pull yields at most pullSize() messages, and each group takes at least one.
@@ -676,8 +677,9 @@ class DurableConsumerLoop<E> implements DurableConsumer {
         const group = await inbox.take(groupSize);
         if (group.length === 0) break;
         if (this.stopping) {
-          // Fetched but not started: another replica (or the next start) takes them at once.
-          for (const message of group) message.nak();
+          // Fetched but not started: another replica (or the next start) takes them back.
+          const delayMs = handBackDelayMs(inbox.received, pull.max_messages ?? 0, pullEndsBy);
+          for (const message of group) message.nak(delayMs);
         } else {
           const taken = this.withoutIgnored(group);
           if (taken.length > 0) this.startGroup(taken);
@@ -688,7 +690,7 @@ class DurableConsumerLoop<E> implements DurableConsumer {
       this.batch = undefined;
       // A no-op once the pull has ended; otherwise what it still holds is redelivered later.
       if (this.inFlight.size === 0) messages.stop();
-      await inbox.finished();
+      await ended;
     }
   }
 
@@ -798,6 +800,20 @@ class DurableConsumerLoop<E> implements DurableConsumer {
   private resume(): void {
     this.pause?.resume();
   }
+}
+
+/** Beyond its expiry on our clock, how long the server may still hold a pull open. */
+const PULL_EXPIRY_MARGIN_MS = 250;
+
+/**
+ * When a stopping replica's unstarted messages should come back. The server hands a message given
+ * back to a pull still waiting for more, and this replica's pull, stopped, no longer reads it:
+ * it would stay there until its ack wait. So: at once when the pull brought all it asked for
+ * (nothing of it is open), else once the pull has expired.
+ */
+export function handBackDelayMs(received: number, asked: number, pullEndsBy: number): number {
+  if (received >= asked) return 0;
+  return Math.max(0, pullEndsBy - Date.now()) + PULL_EXPIRY_MARGIN_MS;
 }
 
 /** Whether `ignores` passes the payload; a predicate that throws takes the message. */

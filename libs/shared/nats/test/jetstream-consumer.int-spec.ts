@@ -447,30 +447,60 @@ describe('startDurableConsumer (real nats-server with JetStream)', () => {
       expect((await consumerInfo(subject)).num_redelivered).toBe(0);
     });
 
-    it('on stop, finishes the group in hand and hands what it has not started back at once', async () => {
-      const subject = await testSubject();
-      // A pull of exactly the ten messages (a group of five for its one slot and one group more):
-      // nothing is left to deliver to it once stopped.
-      const { consumer, handled, release, started } = await busyConsumer(subject, undefined, {
-        batch: 5,
-      });
+    /**
+     * Publishes 2…`last` while message 1 is in hand, stops the consumer as it finishes that one,
+     * and answers what another consumer then gets (each number), waiting at most 20 s: far less
+     * than the ack wait of a minute, so they come back only because they were handed back.
+     */
+    async function handedBackOnStop(
+      subject: StreamSubject<TestEvent>,
+      last: number,
+      overrides: Partial<DurableConsumerOptions<TestEvent>>,
+    ): Promise<{ handled: Handled; received: Received[] }> {
+      const { consumer, handled, release, started } = await busyConsumer(
+        subject,
+        undefined,
+        overrides,
+      );
       await started;
-      for (let n = 2; n <= 10; n++) await publish(subject, n);
-      await inHand(subject, 10);
+      for (let n = 2; n <= last; n++) await publish(subject, n);
+      await inHand(subject, last);
 
       const stopping = consumer.stop(5_000);
       release();
       await stopping;
 
+      const { received, handle } = recorder();
+      await start(subject, handle, { batch: last }).ready;
+      await eventually(() => received.length === last - 1, 'the handed-back messages', 20_000);
+      return { handled, received };
+    }
+
+    it('on stop, finishes the group in hand and hands what it has not started back at once', async () => {
+      const subject = await testSubject();
+      // A pull of exactly the ten messages (a group of five for its one slot and one group more):
+      // nothing is left to deliver to it once stopped.
+      const { handled, received } = await handedBackOnStop(subject, 10, { batch: 5 });
+
       expect(handled.one).toEqual([[1, 1]]);
       expect(handled.together).toEqual([]);
-      // The ack wait is a minute: they come back now only because they were handed back.
-      const { received, handle } = recorder();
-      await start(subject, handle, { batch: 9 }).ready;
-      await eventually(() => received.length === 9, 'the nine handed-back messages', 20_000);
       expect(received.map((r) => r.event.n).sort((a, b) => a - b)).toEqual([
         2, 3, 4, 5, 6, 7, 8, 9, 10,
       ]);
+    });
+
+    it('on stop, hands back what a pull still open brought once that pull has expired, not after the ack wait', async () => {
+      const subject = await testSubject();
+      // Asks for ten, gets five: the pull stays open, and the server would hand what is given
+      // back to it (no longer read) until the ack wait.
+      const { handled, received } = await handedBackOnStop(subject, 5, {
+        batch: 5,
+        expiresMs: 2_000,
+      });
+
+      expect(handled.together).toEqual([]);
+      expect(received.map((r) => r.event.n).sort((a, b) => a - b)).toEqual([2, 3, 4, 5]);
+      expect(received.every((r) => r.delivery.deliveryCount === 2)).toBe(true);
     });
   });
 
