@@ -5,7 +5,11 @@ import { Injectable } from '@nestjs/common';
 
 import { AutomaticSuppressionsService } from './automatic-suppressions.service';
 import { toComplaintDecision } from './complaint-outcome';
-import { type SuppressionDecision, toSuppressionDecision } from './delivery-outcome';
+import {
+  suppressesNothing,
+  type SuppressionDecision,
+  toSuppressionDecision,
+} from './delivery-outcome';
 
 /**
  * The durable consumers every replica of this service shares: one per subject (nats-server 2.9
@@ -24,6 +28,8 @@ export const SUPPRESSING_EVENT_DURABLES: ReadonlyArray<[string, StreamSubject<un
  * failure: hard bounces and permanent failures suppress that recipient for the sending domain.
  * The events that arrived together (up to EVENTS_BATCH) are handled in one transaction; should a
  * batch fail, each event comes back on its own (a malformed one becomes a dead letter alone).
+ * An event whose payload names no bounced or failed recipient (suppressesNothing: most of them)
+ * is acknowledged unread.
  */
 @Injectable()
 export class DeliveryEventsController {
@@ -32,6 +38,7 @@ export class DeliveryEventsController {
   @StreamBatchConsumer({
     durables: Object.fromEntries(SUPPRESSING_EVENT_DURABLES),
     decode: toSuppressionDecision,
+    ignores: suppressesNothing,
   })
   async handle(items: ReadonlyArray<StreamItem<SuppressionDecision>>): Promise<void> {
     await this.automatic.handle(items);

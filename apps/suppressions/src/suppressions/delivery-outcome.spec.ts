@@ -1,7 +1,7 @@
 import { REASON_MAX } from '@envoi/contracts-suppressions';
 import { UnprocessableMessageError } from '@envoi/shared-nats';
 
-import { toSuppressionDecision } from './delivery-outcome';
+import { suppressesNothing, toSuppressionDecision } from './delivery-outcome';
 
 const ACCOUNT_ID = '5f0c6f7e-1d2b-4c3a-9e8f-0a1b2c3d4e5f';
 
@@ -175,5 +175,84 @@ describe('toSuppressionDecision', () => {
     ['a sender without a domain', event({}, { from: 'nobody' })],
   ])('refuses %s as unprocessable', (_what, value) => {
     expect(() => toSuppressionDecision(value)).toThrow(UnprocessableMessageError);
+  });
+});
+
+describe('suppressesNothing', () => {
+  const bytes = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
+  const recipient = (result: string, extra: Record<string, unknown> = {}) => ({
+    email: 'to@recipient.test',
+    result,
+    remote_host: 'mx',
+    reply: '250 OK',
+    ...extra,
+  });
+  const delivered = (recipients: unknown[]) =>
+    event(
+      { type: 'message.delivered' },
+      {
+        event: 'on_delivered',
+        status: 'Delivered',
+        bounce_classification: undefined,
+        attempt: attempt('250 OK', 1, 'Delivered'),
+        recipients,
+      },
+    );
+
+  it('passes deliveries and deferrals, which suppress nothing', () => {
+    const events = [
+      delivered([recipient('delivered')]),
+      delivered([recipient('delivered'), recipient('transient_error')]),
+    ];
+
+    for (const value of events) {
+      expect(toSuppressionDecision(value).suppressions).toEqual([]);
+      expect(suppressesNothing(bytes(value))).toBe(true);
+    }
+  });
+
+  it('takes every event that suppresses someone: a bounced or failed recipient, or a legacy type', () => {
+    const suppressing = [
+      event(),
+      event(
+        { type: 'message.failed' },
+        {
+          status: 'Failed',
+          bounce_classification: undefined,
+          attempt: attempt('421', 7, 'Failed'),
+        },
+      ),
+      delivered([recipient('delivered'), recipient('bounced', { bounce_classification: 'hard' })]),
+      {
+        ...delivered([recipient('failed')]),
+        data: {
+          ...delivered([]).data,
+          recipients: [recipient('failed')],
+          failure_reason: 'retries_exhausted',
+          attempt: attempt('421', 3, 'Delivered'),
+        },
+      },
+    ];
+
+    for (const value of suppressing) {
+      expect(toSuppressionDecision(value).suppressions).not.toEqual([]);
+      expect(suppressesNothing(bytes(value))).toBe(false);
+    }
+  });
+
+  it('takes a payload with a unicode escape, which could spell a result', () => {
+    const escaped = JSON.stringify(delivered([recipient('delivered')])).replace(
+      '"result":"delivered"',
+      '"result":"\\u0062ounced"',
+    );
+
+    expect(suppressesNothing(new TextEncoder().encode(escaped))).toBe(false);
+  });
+
+  it('reads only its own bytes of a larger buffer', () => {
+    const inside = Buffer.from(`"bounced"${JSON.stringify(delivered([recipient('delivered')]))}`);
+
+    expect(suppressesNothing(inside.subarray(9))).toBe(true);
+    expect(suppressesNothing(inside.subarray(0, 20))).toBe(false);
   });
 });

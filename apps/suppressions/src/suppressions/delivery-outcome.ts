@@ -48,6 +48,29 @@ function suppressionReason(data: DeliveryOutcomeData, recipient: RecipientOutcom
 }
 
 /**
+ * How every JSON string that makes a recipient suppressible ends: a recipient's result `bounced`
+ * or `failed`, or the type `message.bounced` or `message.failed` of an event published before
+ * per-recipient outcomes (its one recipient's result comes from its type).
+ */
+const SUPPRESSING_ENDINGS = [Buffer.from('bounced"'), Buffer.from('failed"')];
+/** A JSON escape could spell either of them without their bytes. */
+const UNICODE_ESCAPE = Buffer.from('\\u');
+
+/**
+ * Whether a delivery event's raw payload can be seen, without parsing it, to suppress nothing:
+ * no string in it ends in `bounced` or `failed` (see SUPPRESSING_ENDINGS), and no `\u` escape
+ * could spell one. Most events (deliveries, deferrals) are such; the others are decoded and
+ * decided by toSuppressionDecision.
+ */
+export function suppressesNothing(payload: Uint8Array): boolean {
+  const bytes = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+  return (
+    bytes.indexOf(UNICODE_ESCAPE) === -1 &&
+    SUPPRESSING_ENDINGS.every((ending) => bytes.indexOf(ending) === -1)
+  );
+}
+
+/**
  * What a delivery event of the EVENTS stream means for the suppression list (issue 6, platform
  * notes 2.7), recipient by recipient (`recipients`: a conversation message's attempt can deliver
  * to one address, bounce another and defer a third, so any of the events can carry a bounce):

@@ -219,6 +219,25 @@ describe('the payload', () => {
     ]);
   });
 
+  it('writes the body JSON.stringify would, once per webhook, from data serialised once', () => {
+    const event = decodeWebhookEvent({
+      id: 'e',
+      type: 'message.delivered',
+      timestamp: '2026-05-06T09:49:16Z',
+      data: { ...MESSAGE, subject: 'Quotes " and \\ and \u2028 ünïcode' },
+    });
+    const expected = (webhookId: string) =>
+      JSON.stringify({
+        type: event.type,
+        webhook_id: webhookId,
+        timestamp: event.timestamp,
+        data: event.data,
+      });
+
+    expect(webhookBody(event, 'w-1')).toBe(expected('w-1'));
+    expect(webhookBody(event, 'w-"2"')).toBe(expected('w-"2"'));
+  });
+
   it('keeps a null the event carries rather than leaving the field out', () => {
     const event = decodeWebhookEvent({
       id: 'e',

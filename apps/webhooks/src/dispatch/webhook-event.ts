@@ -88,12 +88,20 @@ export function withNanoseconds(timestamp: string): string {
   return withNanoseconds(new Date(timestamp).toISOString());
 }
 
-/** The body every attempt sends to one webhook: `{type, webhook_id, timestamp, data}`. */
+/** Each event's `data` as JSON, written once for all the webhooks it goes to. */
+const dataJsonOf = new WeakMap<WebhookEvent, string>();
+
+/**
+ * The body every attempt sends to one webhook: `{type, webhook_id, timestamp, data}`, exactly
+ * what JSON.stringify writes for that object, with the event's `data` serialised once.
+ */
 export function webhookBody(event: WebhookEvent, webhookId: string): string {
-  return JSON.stringify({
-    type: event.type,
-    webhook_id: webhookId,
-    timestamp: event.timestamp,
-    data: event.data,
-  });
+  let data = dataJsonOf.get(event);
+  if (data === undefined) {
+    data = JSON.stringify(event.data);
+    dataJsonOf.set(event, data);
+  }
+  const type = JSON.stringify(event.type);
+  const timestamp = JSON.stringify(event.timestamp);
+  return `{"type":${type},"webhook_id":${JSON.stringify(webhookId)},"timestamp":${timestamp},"data":${data}}`;
 }

@@ -17,6 +17,7 @@ import {
   durableConsumerConfig,
   type DurableConsumerOptions,
   exponentialBackoff,
+  handBackDelayMs,
   type PulledMessage,
   startDurableConsumer,
   type StreamDelivery,
@@ -105,6 +106,19 @@ describe('exponentialBackoff', () => {
 
     expect(delay(0)).toBe(250);
     expect(delay(10_000)).toBe(5_000);
+  });
+});
+
+describe('handBackDelayMs', () => {
+  it('hands back at once what a pull that brought all it asked for held', () => {
+    expect(handBackDelayMs(10, 10, Date.now() + 5_000)).toBe(0);
+  });
+
+  it('waits for a pull still open to expire, with a margin for the server', () => {
+    const delay = handBackDelayMs(4, 10, Date.now() + 5_000);
+    expect(delay).toBeGreaterThan(5_000);
+    expect(delay).toBeLessThanOrEqual(5_250);
+    expect(handBackDelayMs(4, 10, Date.now() - 1_000)).toBe(250);
   });
 });
 

@@ -2,17 +2,20 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 
 import type { StreamSubject } from '@envoi/contracts-core';
 import {
+  type HeaderRead,
   runInTraceContext,
-  sharedTraceContext,
+  sharedTraceContextFrom,
   type TraceContext,
   traceContextFrom,
 } from '@envoi/shared-observability';
 import {
   AckPolicy,
+  type ConsumeCallback,
   type Consumer,
   type ConsumerConfig,
   type ConsumerMessages,
   DeliverPolicy,
+  type FetchMessages,
   nanos,
   type NatsConnection,
   NatsError,
@@ -88,6 +91,13 @@ export interface DurableConsumerOptions<E> {
    */
   handle(event: E, delivery: StreamDelivery): Promise<void | StreamSettlement>;
   /**
+   * Tells from a message's raw payload, without decoding it, that the handler would do nothing
+   * with it: such a message is acknowledged as it arrives, never decoded, grouped or handled (nor
+   * recorded as a dead letter, should it be malformed). Must not be true for any message the
+   * handler acts on; a predicate that throws takes the message.
+   */
+  ignores?: (data: Uint8Array) => boolean;
+  /**
    * Optional batch mode: handles together, in stream order, the messages that have arrived while
    * the previous ones were handled (up to `batch`). Resolving acknowledges each of them; throwing
    * hands each to `handle` on its own, so a message that fails (or is unprocessable) neither
@@ -100,8 +110,10 @@ export interface DurableConsumerOptions<E> {
   logger: DurableConsumerLogger;
   /**
    * Messages per pull, handled one after the other in stream order (or, with `handleBatch`, in
-   * groups of what has arrived). Across replicas, and once a failed message is redelivered after
-   * later ones, there is no order: handlers must not need one.
+   * groups of what has arrived, up to `batch` each: a pull then asks for a group per free slot
+   * and, without `heartbeat`, one group more, so a slot that frees finds its next group here).
+   * Across replicas, and once a failed message is redelivered after later ones, there is no
+   * order: handlers must not need one.
    */
   batch?: number;
   /** Unacknowledged this long after delivery, a message is delivered again. */
@@ -261,18 +273,32 @@ export type ProgressReport = (message: PulledMessage, units: number) => void;
 
 const IGNORE_PROGRESS: ProgressReport = () => undefined;
 
+function headerReader(message: PulledMessage): HeaderRead {
+  return (name) => message.headers?.get(name) || undefined;
+}
+
+/**
+ * Where the message came from. Its id and trace context are read from its headers only when a
+ * handler asks (a batch handler seldom does; its batch's context is read by handledTogether).
+ */
 function deliveryOf(
   message: PulledMessage,
   signal: AbortSignal,
   report: ProgressReport,
 ): StreamDelivery {
+  let trace: TraceContext | undefined;
   return {
     subject: message.subject,
     streamSequence: message.info.streamSequence,
     deliveryCount: message.info.deliveryCount,
-    msgId: message.headers?.get('Nats-Msg-Id') || undefined,
+    get msgId() {
+      return message.headers?.get('Nats-Msg-Id') || undefined;
+    },
     signal,
-    trace: traceContextFrom((name) => message.headers?.get(name) || undefined),
+    get trace() {
+      trace ??= traceContextFrom(headerReader(message));
+      return trace;
+    },
     progress: (units) => report(message, units),
   };
 }
@@ -415,18 +441,18 @@ export async function deliverBatch<E>(
 
 /**
  * Runs the batch handler; false (logged) when it threw. A batch is one unit of work for several
- * messages, so it runs in the context they share (sharedTraceContext: their request when they
+ * messages, so it runs in the context they share (sharedTraceContextFrom: their request when they
  * all carry the same one, as the events of one send do); each item keeps its own in
  * `delivery.trace` for the handler's per-message work, and the messages handed to `handle` after
  * a failed batch each run in their own again.
  */
 function handledTogether<E>(
-  decoded: ReadonlyArray<{ item: StreamItem<E> }>,
+  decoded: ReadonlyArray<{ message: PulledMessage; item: StreamItem<E> }>,
   handleBatch: (items: ReadonlyArray<StreamItem<E>>) => Promise<void>,
   options: DeliveryOptions<E>,
 ): Promise<boolean> {
   const items = decoded.map(({ item }) => item);
-  const context = sharedTraceContext(items.map(({ delivery }) => delivery.trace));
+  const context = sharedTraceContextFrom(decoded.map(({ message }) => headerReader(message)));
   return runInTraceContext(context, async () => {
     try {
       await handleBatch(items);
@@ -441,20 +467,25 @@ function handledTogether<E>(
 }
 
 /**
- * The messages of one pull as they arrive: read in the background, taken in groups of what has
- * arrived so far. A pull that fails (consumer deleted, heartbeats missed) throws from take() once
- * what arrived before the failure has been taken.
+ * The messages of one pull as they arrive (the fetch's callback hands each over as it is read,
+ * without an async iterator's promises per message), taken in groups of what has arrived so far.
+ * A pull that fails (consumer deleted, heartbeats missed) throws from take() once what arrived
+ * before the failure has been taken.
  */
 class PullInbox {
   private readonly queue: PulledMessage[] = [];
   private ended = false;
   private failure: { error: unknown } | undefined;
   private wake: (() => void) | undefined;
-  private readonly reading: Promise<void>;
+  /** Messages the pull has brought so far. */
+  received = 0;
 
-  constructor(messages: AsyncIterable<PulledMessage>) {
-    this.reading = this.read(messages);
-  }
+  /** Takes in a message of the pull. */
+  readonly receive = (message: PulledMessage): void => {
+    this.received += 1;
+    this.queue.push(message);
+    this.notify();
+  };
 
   /**
    * Up to `max` messages in arrival order: what is waiting, else (once one comes) what arrives
@@ -463,31 +494,19 @@ class PullInbox {
   async take(max: number): Promise<PulledMessage[]> {
     if (this.queue.length === 0 && !this.ended) {
       await new Promise<void>((resolve) => (this.wake = resolve));
-      // One message wakes the taker; the rest of what the socket delivered with it follows in
-      // microtasks. Let it in, so it goes in this group rather than the next.
+      // One message wakes the taker; the rest of what the socket delivered with it follows.
+      // Let it in, so it goes in this group rather than the next.
       if (max > 1) await nextTurn();
     }
     if (this.queue.length === 0 && this.failure) throw this.failure.error;
     return this.queue.splice(0, max);
   }
 
-  /** Resolves once the pull's messages have all been read (never rejects). */
-  finished(): Promise<void> {
-    return this.reading;
-  }
-
-  private async read(messages: AsyncIterable<PulledMessage>): Promise<void> {
-    try {
-      for await (const message of messages) {
-        this.queue.push(message);
-        this.notify();
-      }
-    } catch (error) {
-      this.failure = { error };
-    } finally {
-      this.ended = true;
-      this.notify();
-    }
+  /** The pull has ended: every message was handed over, or `error` ended it. */
+  end(error: unknown): void {
+    if (error) this.failure = { error };
+    this.ended = true;
+    this.notify();
   }
 
   private notify(): void {
@@ -633,34 +652,37 @@ class DurableConsumerLoop<E> implements DurableConsumer {
   }
 
   /**
-   * One pull of what the free slots can take (up to `batch`), handled as it arrives: one message
-   * per slot, or with a batch handler, each time all that arrived while a slot was busy.
+   * One pull of what the free slots can take (pullSize), handled as it arrives: one message per
+   * slot, or with a batch handler, each time all that arrived while a slot was busy.
    */
   private async pullBatch(consumer: Consumer): Promise<void> {
     const groupSize = this.options.handleBatch ? this.batchSize : 1;
-    const free = this.concurrency - this.inFlight.size;
-    const messages = await consumer.fetch({
-      max_messages: Math.min(
-        this.batchSize,
-        free * groupSize,
-        this.weights?.pullSize() ?? Number.POSITIVE_INFINITY,
-      ),
-      expires: this.options.expiresMs ?? DURABLE_CONSUMER_DEFAULTS.expiresMs,
-    });
+    const inbox = new PullInbox();
+    const expiresMs = this.options.expiresMs ?? DURABLE_CONSUMER_DEFAULTS.expiresMs;
+    const pull: FetchMessages & ConsumeCallback = {
+      max_messages: this.pullSize(),
+      expires: expiresMs,
+      callback: inbox.receive,
+    };
+    const pullEndsBy = Date.now() + expiresMs;
+    const messages = await consumer.fetch(pull);
     this.batch = messages;
-    const inbox = new PullInbox(messages);
+    // closed() never rejects: it resolves with the error that ended the pull, if any.
+    const ended = messages.closed().then((error) => inbox.end(error));
     try {
       if (this.stopping) messages.stop();
-      // Bounded: a pull yields at most `batch` messages, and each group takes at least one.
+      // Bounded: a pull yields at most pullSize() messages, and each group takes at least one.
       for (;;) {
         await this.waitForSlot();
         const group = await inbox.take(groupSize);
         if (group.length === 0) break;
         if (this.stopping) {
-          // Fetched but not started: another replica (or the next start) takes them at once.
-          for (const message of group) message.nak();
+          // Fetched but not started: another replica (or the next start) takes them back.
+          const delayMs = handBackDelayMs(inbox.received, pull.max_messages ?? 0, pullEndsBy);
+          for (const message of group) message.nak(delayMs);
         } else {
-          this.startGroup(group);
+          const taken = this.withoutIgnored(group);
+          if (taken.length > 0) this.startGroup(taken);
         }
       }
     } finally {
@@ -668,8 +690,35 @@ class DurableConsumerLoop<E> implements DurableConsumer {
       this.batch = undefined;
       // A no-op once the pull has ended; otherwise what it still holds is redelivered later.
       if (this.inFlight.size === 0) messages.stop();
-      await inbox.finished();
+      await ended;
     }
+  }
+
+  /**
+   * Messages one pull asks for, never more than the held work leaves room for. One at a time:
+   * one per free slot, up to `batch`. With a batch handler: `batch` per free slot and `batch`
+   * more, so that the group a slot takes next has already come (and is a whole one) rather than
+   * being pulled once the slot frees: fewer pulls and fuller groups. With heartbeats, one group
+   * (a message waiting for a slot gets none).
+   */
+  private pullSize(): number {
+    const free = this.concurrency - this.inFlight.size;
+    let wanted = Math.min(this.batchSize, free);
+    if (this.options.handleBatch) {
+      wanted = this.options.heartbeat ? this.batchSize : (free + 1) * this.batchSize;
+    }
+    return Math.min(wanted, this.weights?.pullSize() ?? Number.POSITIVE_INFINITY);
+  }
+
+  /** The group less the messages the handler ignores (see `ignores`), acknowledged here. */
+  private withoutIgnored(group: PulledMessage[]): PulledMessage[] {
+    const { ignores } = this.options;
+    if (!ignores) return group;
+    return group.filter((message) => {
+      if (!ignored(ignores, message.data)) return true;
+      message.ack();
+      return false;
+    });
   }
 
   private startGroup(group: PulledMessage[]): void {
@@ -750,6 +799,29 @@ class DurableConsumerLoop<E> implements DurableConsumer {
 
   private resume(): void {
     this.pause?.resume();
+  }
+}
+
+/** Beyond its expiry on our clock, how long the server may still hold a pull open. */
+const PULL_EXPIRY_MARGIN_MS = 250;
+
+/**
+ * When a stopping replica's unstarted messages should come back. The server hands a message given
+ * back to a pull still waiting for more, and this replica's pull, stopped, no longer reads it:
+ * it would stay there until its ack wait. So: at once when the pull brought all it asked for
+ * (nothing of it is open), else once the pull has expired.
+ */
+export function handBackDelayMs(received: number, asked: number, pullEndsBy: number): number {
+  if (received >= asked) return 0;
+  return Math.max(0, pullEndsBy - Date.now()) + PULL_EXPIRY_MARGIN_MS;
+}
+
+/** Whether `ignores` passes the payload; a predicate that throws takes the message. */
+function ignored(ignores: (data: Uint8Array) => boolean, data: Uint8Array): boolean {
+  try {
+    return ignores(data);
+  } catch {
+    return false;
   }
 }
 

@@ -377,6 +377,27 @@ describe('startDurableConsumer (real nats-server with JetStream)', () => {
       expect((await consumerInfo(subject)).num_redelivered).toBe(0);
     });
 
+    it('pulls one group ahead of its free slots, and hands it over whole once a slot frees', async () => {
+      const subject = await testSubject();
+      const { handled, release, started } = await busyConsumer(subject, undefined, { batch: 3 });
+      await started;
+
+      for (let n = 2; n <= 10; n++) await publish(subject, n);
+      // The pull asked for a group for its one slot and one group more: 1 in hand, 5 ahead.
+      await inHand(subject, 6);
+      expect((await consumerInfo(subject)).num_pending).toBe(4);
+      release();
+
+      await allAcknowledged(subject);
+      expect(handled.together[0]).toEqual([2, 3, 4]);
+      expect(handled.together.every((group) => group.length <= 3)).toBe(true);
+      // A group of one goes to handle.
+      const lone = handled.one.map(([n]) => n).filter((n) => n !== 1);
+      expect([...handled.together.flat(), ...lone].sort((a, b) => a - b)).toEqual([
+        2, 3, 4, 5, 6, 7, 8, 9, 10,
+      ]);
+    });
+
     it('falls back to one message at a time when a batch fails: a poison message blocks nothing', async () => {
       const subject = await testSubject();
       const { handled, release, started } = await busyConsumer(subject, (event, count) =>
@@ -426,28 +447,60 @@ describe('startDurableConsumer (real nats-server with JetStream)', () => {
       expect((await consumerInfo(subject)).num_redelivered).toBe(0);
     });
 
-    it('on stop, finishes the group in hand and hands what it has not started back at once', async () => {
-      const subject = await testSubject();
-      // A pull of exactly the five messages: nothing is left to deliver to it once stopped.
-      const { consumer, handled, release, started } = await busyConsumer(subject, undefined, {
-        batch: 5,
-      });
+    /**
+     * Publishes 2…`last` while message 1 is in hand, stops the consumer as it finishes that one,
+     * and answers what another consumer then gets (each number), waiting at most 20 s: far less
+     * than the ack wait of a minute, so they come back only because they were handed back.
+     */
+    async function handedBackOnStop(
+      subject: StreamSubject<TestEvent>,
+      last: number,
+      overrides: Partial<DurableConsumerOptions<TestEvent>>,
+    ): Promise<{ handled: Handled; received: Received[] }> {
+      const { consumer, handled, release, started } = await busyConsumer(
+        subject,
+        undefined,
+        overrides,
+      );
       await started;
-      for (let n = 2; n <= 5; n++) await publish(subject, n);
-      await inHand(subject, 5);
+      for (let n = 2; n <= last; n++) await publish(subject, n);
+      await inHand(subject, last);
 
       const stopping = consumer.stop(5_000);
       release();
       await stopping;
 
+      const { received, handle } = recorder();
+      await start(subject, handle, { batch: last }).ready;
+      await eventually(() => received.length === last - 1, 'the handed-back messages', 20_000);
+      return { handled, received };
+    }
+
+    it('on stop, finishes the group in hand and hands what it has not started back at once', async () => {
+      const subject = await testSubject();
+      // A pull of exactly the ten messages (a group of five for its one slot and one group more):
+      // nothing is left to deliver to it once stopped.
+      const { handled, received } = await handedBackOnStop(subject, 10, { batch: 5 });
+
       expect(handled.one).toEqual([[1, 1]]);
       expect(handled.together).toEqual([]);
-      // The ack wait is a minute: they come back now only because they were handed back.
-      const { received, handle } = recorder();
-      await start(subject, handle, { batch: 5 }).ready;
-      await eventually(() => received.length === 4, 'the four handed-back messages', 20_000);
-      expect(received.map((r) => r.event.n).sort()).toEqual([2, 3, 4, 5]);
-      expect(received.map((r) => r.event.n).sort()).toEqual([2, 3, 4, 5]);
+      expect(received.map((r) => r.event.n).sort((a, b) => a - b)).toEqual([
+        2, 3, 4, 5, 6, 7, 8, 9, 10,
+      ]);
+    });
+
+    it('on stop, hands back what a pull still open brought once that pull has expired, not after the ack wait', async () => {
+      const subject = await testSubject();
+      // Asks for ten, gets five: the pull stays open, and the server would hand what is given
+      // back to it (no longer read) until the ack wait.
+      const { handled, received } = await handedBackOnStop(subject, 5, {
+        batch: 5,
+        expiresMs: 2_000,
+      });
+
+      expect(handled.together).toEqual([]);
+      expect(received.map((r) => r.event.n).sort((a, b) => a - b)).toEqual([2, 3, 4, 5]);
+      expect(received.every((r) => r.delivery.deliveryCount === 2)).toBe(true);
     });
   });
 

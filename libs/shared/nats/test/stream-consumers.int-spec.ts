@@ -368,6 +368,42 @@ describe('StreamConsumers (Nest discovery over a real nats-server with JetStream
     expect(new Set(calls.flat())).toEqual(new Set([1, 2, 3, 4, 5]));
   });
 
+  it('acknowledges unread the events its declaration ignores, malformed ones included', async () => {
+    const [one] = await testSubjects();
+    const handled: number[][] = [];
+    const ignoredBytes = Buffer.from('"skip"');
+    @Injectable()
+    class SkippingHandler {
+      @StreamBatchConsumer<TestEvent, TestSettings>({
+        durables: { 'kit-ignoring': one },
+        decode: contractDecoder(TestEvent),
+        ignores: (data) => Buffer.from(data).includes(ignoredBytes),
+      })
+      handle(items: ReadonlyArray<StreamItem<TestEvent>>): Promise<void> {
+        handled.push(items.map(({ event }) => event.n));
+        return Promise.resolve();
+      }
+    }
+    await boot([one], [SkippingHandler]);
+    await apps.pop()?.close();
+    await publish(one, { n: 1 });
+    await publish(one, { n: 2, note: 'skip' });
+    await publish(one, { n: 'not a number', note: 'skip' });
+    await publish(one, { n: 3 });
+    await boot([one], [SkippingHandler]);
+
+    await eventually(async () => {
+      const info = await consumerInfo(one, 'kit-ignoring');
+      return (
+        info.num_ack_pending === 0 && info.num_pending === 0 && info.ack_floor.stream_seq === 4
+      );
+    }, 'every event settled');
+    expect(handled.flat().sort()).toEqual([1, 3]);
+    // Acknowledged, not terminated: nothing is redelivered.
+    const info = await consumerInfo(one, 'kit-ignoring');
+    expect(info.num_redelivered).toBe(0);
+  });
+
   it('runs a batch handler in the request its events share; each event carries its own context', async () => {
     const [one] = await testSubjects();
     const send = {

@@ -4,9 +4,8 @@ import {
   newTraceparent,
   randomHex,
   runInTraceContext,
-  sharedTraceContext,
+  sharedTraceContextFrom,
   TRACE_HEADERS,
-  type TraceContext,
   traceContextFrom,
   traceHeaders,
   traceIdOf,
@@ -81,34 +80,40 @@ describe('trace context', () => {
     expect(currentTraceContext()).toBeUndefined();
   });
 
-  describe('sharedTraceContext', () => {
-    const context = (requestId: string, accountId?: string): TraceContext => ({
-      requestId,
-      traceparent: childTraceparent(PARENT),
-      ...(accountId ? { accountId } : {}),
-    });
+  describe('sharedTraceContextFrom', () => {
+    const carried = (requestId: string, accountId?: string) =>
+      reader({
+        [TRACE_HEADERS.requestId]: requestId,
+        [TRACE_HEADERS.traceparent]: PARENT,
+        ...(accountId ? { [TRACE_HEADERS.accountId]: accountId } : {}),
+      });
 
-    it('continues the request its contexts share, as a new span of its trace', () => {
-      const shared = sharedTraceContext([context('req-1', ACCOUNT), context('req-1', ACCOUNT)]);
+    it('continues the request its messages share, as a new span of its trace', () => {
+      const shared = sharedTraceContextFrom([carried('req-1', ACCOUNT), carried('req-1', ACCOUNT)]);
 
       expect(shared.requestId).toBe('req-1');
       expect(traceIdOf(shared.traceparent)).toBe(traceIdOf(PARENT));
+      expect(shared.traceparent).not.toBe(PARENT);
       expect(shared.accountId).toBe(ACCOUNT);
     });
 
-    it('is a request of its own for contexts of different requests, keeping a shared account', () => {
-      const shared = sharedTraceContext([context('req-1', ACCOUNT), context('req-2', ACCOUNT)]);
+    it('is a request of its own for messages of different requests, keeping a shared account', () => {
+      const shared = sharedTraceContextFrom([carried('req-1', ACCOUNT), carried('req-2', ACCOUNT)]);
 
       expect(shared.requestId).not.toMatch(/^req-/);
       expect(traceIdOf(shared.traceparent)).not.toBe(traceIdOf(PARENT));
       expect(shared.accountId).toBe(ACCOUNT);
-      expect(sharedTraceContext([context('req-1', ACCOUNT), context('req-1')])).not.toHaveProperty(
-        'accountId',
-      );
+      expect(
+        sharedTraceContextFrom([carried('req-1', ACCOUNT), carried('req-1')]),
+      ).not.toHaveProperty('accountId');
     });
 
-    it('is a request of its own for no context at all', () => {
-      expect(sharedTraceContext([]).traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+    it('is a request of its own for messages without a request id, or none at all', () => {
+      const bare = reader({});
+      const shared = sharedTraceContextFrom([bare, bare]);
+
+      expect(shared.requestId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(sharedTraceContextFrom([]).traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
     });
   });
 });

@@ -70,34 +70,52 @@ export function traceIdOf(traceparent: string): string | undefined {
   return TRACEPARENT.exec(traceparent)?.[1];
 }
 
+/** Reads a header of a received message or request; undefined when it has none. */
+export type HeaderRead = (header: string) => string | undefined;
+
+/** The request id a message or request carries, when it is safe to keep. */
+function carriedRequestId(read: HeaderRead): string | undefined {
+  const requestId = read(TRACE_HEADERS.requestId);
+  return requestId !== undefined && REQUEST_ID.test(requestId) ? requestId : undefined;
+}
+
+/** The account id a message or request carries, when it is safe to keep. */
+function carriedAccountId(read: HeaderRead): string | undefined {
+  const accountId = read(TRACE_HEADERS.accountId);
+  return accountId !== undefined && ACCOUNT_ID.test(accountId) ? accountId : undefined;
+}
+
 /**
  * The context a received message or request carries (unsafe values dropped), continued as a
  * new span; a fresh request id and trace when it carries none.
  */
-export function traceContextFrom(read: (header: string) => string | undefined): TraceContext {
-  const requestId = read(TRACE_HEADERS.requestId);
-  const accountId = read(TRACE_HEADERS.accountId);
+export function traceContextFrom(read: HeaderRead): TraceContext {
+  const accountId = carriedAccountId(read);
   return {
-    requestId: requestId !== undefined && REQUEST_ID.test(requestId) ? requestId : randomUUID(),
+    requestId: carriedRequestId(read) ?? randomUUID(),
     traceparent: childTraceparent(read(TRACE_HEADERS.traceparent)),
-    ...(accountId !== undefined && ACCOUNT_ID.test(accountId) ? { accountId } : {}),
+    ...(accountId === undefined ? {} : { accountId }),
   };
 }
 
 /**
- * The context of work done for several contexts at once (a batch of stream messages): a new span
- * of their request when they all carry the same request id (one send's events), else a request
- * of its own. The account stays when they share it. Work on one of them runs in its own context.
+ * The context of work done for several messages at once (a batch of stream messages), read from
+ * their headers without continuing each one (their own contexts are made only when asked for):
+ * a new span of their request when they all carry the same request id (one send's events), else
+ * a request of its own. The account stays when they share it. Work on one of them runs in its
+ * own context.
  */
-export function sharedTraceContext(contexts: readonly TraceContext[]): TraceContext {
-  const [first, ...rest] = contexts;
-  const accountId = first?.accountId;
-  const sameAccount = accountId !== undefined && rest.every((c) => c.accountId === accountId);
-  const account = sameAccount ? { accountId } : {};
-  if (first && rest.every((context) => context.requestId === first.requestId)) {
+export function sharedTraceContextFrom(reads: readonly HeaderRead[]): TraceContext {
+  const [first] = reads;
+  const requestId = first && carriedRequestId(first);
+  const accountId = first && carriedAccountId(first);
+  const shared = (header: string, value: string | undefined) =>
+    value !== undefined && reads.every((read) => read(header) === value);
+  const account = shared(TRACE_HEADERS.accountId, accountId) ? { accountId } : {};
+  if (first && requestId !== undefined && shared(TRACE_HEADERS.requestId, requestId)) {
     return {
-      requestId: first.requestId,
-      traceparent: childTraceparent(first.traceparent),
+      requestId,
+      traceparent: childTraceparent(first(TRACE_HEADERS.traceparent)),
       ...account,
     };
   }

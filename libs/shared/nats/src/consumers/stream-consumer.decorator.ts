@@ -48,6 +48,13 @@ export interface StreamConsumerDeclaration<E, Settings = unknown> {
    * (see contractDecoder); throws UnprocessableMessageError for a payload no retry can help.
    */
   decode(payload: unknown): E;
+  /**
+   * Tells from a message's raw payload, before it is parsed, that the handler would do nothing
+   * with it (an event of a subject it takes that carries nothing it acts on): the message is
+   * acknowledged as it arrives, never decoded or handled, nor recorded as a dead letter when
+   * malformed. Must not be true for any message the handler acts on.
+   */
+  ignores?: (data: Uint8Array) => boolean;
   /** Pushes the ack deadline back while the handler runs (long jobs). */
   heartbeat?: boolean;
   /**

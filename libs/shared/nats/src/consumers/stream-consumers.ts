@@ -241,6 +241,7 @@ export class StreamConsumers implements OnModuleInit, OnApplicationBootstrap, On
             }
           : {}),
         decode: (data) => declaration.decode(decodeJson(data)),
+        ...(declaration.ignores ? { ignores: declaration.ignores } : {}),
         handle: metadata.batched ? async (event, delivery) => batch([{ event, delivery }]) : each,
         ...(metadata.batched ? { handleBatch: batch } : {}),
         ...(declaration.heartbeat ? { heartbeat: true } : {}),
