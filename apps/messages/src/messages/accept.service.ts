@@ -80,9 +80,10 @@ import { SuppressionChecks, suppressionKey } from './suppression-checks.service'
 
 /**
  * Submissions (one SMTP transaction each) committed at once in one lane, and lanes: the SMTP
- * edge's connections wait on their commits, so several come together under load.
+ * edge's connections wait on their commits, so several come together under load; those of one
+ * request (an edge's batch) are gathered into one group.
  */
-const SUBMISSION_GROUP_COMMITS = { lanes: 2, maxCallersPerGroup: 16 } as const;
+const SUBMISSION_GROUP_COMMITS = { lanes: 2, maxCallersPerGroup: 16, gatherTurn: true } as const;
 
 /** A larger submission goes alone: a group's statement carries every message of the group. */
 function isGroupable(submitted: Submitted): boolean {
