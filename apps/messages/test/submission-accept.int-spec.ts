@@ -402,6 +402,15 @@ describe('messages service: SMTP submissions', () => {
       { timeoutMs: 10_000, what: 'the send receptions of 12 submissions' },
     );
     expect([...counted].sort()).toEqual(ids.slice(0, 12).map(uuidOf).sort());
+    // Each message's reception event is published, whichever group committed it.
+    const receptions = await collected(
+      app.events,
+      (event) => event.type === 'message.reception' && event.data.account_id === sender.accountId,
+      12,
+    );
+    expect(receptions.map(({ value }) => value.data.id).sort()).toEqual(
+      ids.slice(0, 12).map(uuidOf).sort(),
+    );
   });
 
   it('accepts a batch of submissions each on its own: a bad one refused alone, a repeated batch answered alike', async () => {
