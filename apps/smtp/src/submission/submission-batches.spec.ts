@@ -9,7 +9,7 @@ import {
 import { RpcError } from '@envoi/shared-nats';
 
 import type { BusRequester } from './bus-requester';
-import { SubmissionBatches,type SubmissionBatchLimits } from './submission-batches';
+import { SubmissionBatches, type SubmissionBatchLimits } from './submission-batches';
 
 const SINGLE = 'messages.submission.accept.v1';
 const BATCH = 'messages.submission.accept-batch.v1';
