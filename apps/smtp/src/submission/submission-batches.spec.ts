@@ -132,6 +132,38 @@ describe('SubmissionBatches', () => {
     expect(bus.carried()).toEqual([['a'], ['b', 'c', 'd'], ['e'], ['big'], ['f'], ['g']]);
   });
 
+  it('sends a submission whose message is in the upload bucket alone', async () => {
+    const bus = new HeldBus();
+    const batches = new SubmissionBatches(bus, { ...LIMITS, lanes: 1 });
+    const uploaded = (id: string): AcceptSubmissionRequest => {
+      const request: AcceptSubmissionRequest = {
+        ...submission(id),
+        upload: {
+          bucket: 'message-uploads',
+          name: `smtp-${id}`,
+          size: 300_000,
+          sha256: 'ab'.repeat(32),
+        },
+      };
+      delete request.raw_base64;
+      return request;
+    };
+    const all = [
+      batches.submit(submission('a')),
+      batches.submit(submission('b')),
+      batches.submit(uploaded('big')),
+      batches.submit(submission('c')),
+    ];
+    for (let request = 0; request < 4; request += 1) {
+      const sent = bus.sent[request];
+      if (!sent) break;
+      sent.answer(resultOf(bus.carried()[request]?.[0] ?? ''));
+      await settled();
+    }
+    await Promise.all(all);
+    expect(bus.carried()).toEqual([['a'], ['b'], ['big'], ['c']]);
+  });
+
   it('fails each submission of a request that failed with its error, and goes on', async () => {
     const bus = new HeldBus();
     const batches = new SubmissionBatches(bus, { ...LIMITS, lanes: 1 });

@@ -15,7 +15,10 @@ export interface SubmissionBatchLimits {
   lanes: number;
   /** Submissions per request. */
   maxSubmissions: number;
-  /** Inline message characters (base64) per request; a larger submission goes alone. */
+  /**
+   * Inline message characters (base64) per request; a larger submission goes alone, and so does
+   * one whose message is in the upload bucket (taking it would hold the others' replies).
+   */
   maxInlineChars: number;
 }
 
@@ -70,7 +73,7 @@ export class SubmissionBatches {
     let count = 0;
     let chars = 0;
     for (const { request } of this.waiting) {
-      chars += request.raw_base64?.length ?? 0;
+      chars += request.upload ? this.limits.maxInlineChars + 1 : (request.raw_base64?.length ?? 0);
       if (
         count > 0 &&
         (count >= this.limits.maxSubmissions || chars > this.limits.maxInlineChars)
