@@ -402,6 +402,56 @@ describe('messages service: SMTP submissions', () => {
       { timeoutMs: 10_000, what: 'the send receptions of 12 submissions' },
     );
     expect([...counted].sort()).toEqual(ids.slice(0, 12).map(uuidOf).sort());
+    // Each message's reception event is published, whichever group committed it.
+    const receptions = await collected(
+      app.events,
+      (event) => event.type === 'message.reception' && event.data.account_id === sender.accountId,
+      12,
+    );
+    expect(receptions.map(({ value }) => value.data.id).sort()).toEqual(
+      ids.slice(0, 12).map(uuidOf).sort(),
+    );
+  });
+
+  it('accepts a batch of submissions each on its own: a bad one refused alone, a repeated batch answered alike', async () => {
+    const sender = await newSender(app);
+    const good = Array.from({ length: 4 }, () => submission(sender, mime(sender)));
+    const noFrom = submission(sender, 'Subject: no sender\r\n\r\nHi.\r\n');
+    const invalid = { ...submission(sender, mime(sender)), recipients: [] };
+    const batch = { submissions: [good[0], noFrom, good[1], invalid, good[2], good[3]] };
+
+    const { outcomes } = await app.rpc.request(MessagesSubjects.acceptSubmissions, batch);
+    const again = await app.rpc.request(MessagesSubjects.acceptSubmissions, batch);
+
+    expect(outcomes.map((outcome) => ('result' in outcome ? 'ok' : outcome.error.code))).toEqual([
+      'ok',
+      MessagesErrorCode.SubmissionMalformed,
+      'ok',
+      'common.validation_failed',
+      'ok',
+      'ok',
+    ]);
+    const ids = outcomes.flatMap((outcome) =>
+      'result' in outcome ? [outcome.result.messages[0]?.id ?? null] : [],
+    );
+    expect(new Set(ids).size).toBe(4);
+    for (const id of ids) expect((await messageRow(id)).status).toBe('Received');
+    expect(again.outcomes).toEqual(outcomes);
+    expect(await sendCount(sender.accountId)).toBe(4);
+    // The same submission alone is answered its committed result too.
+    const alone = await submit(good[0] ?? noFrom);
+    expect({ result: alone }).toEqual(outcomes[0]);
+  });
+
+  it('refuses a batch that is not a list of 1 to 16 submissions, storing nothing', async () => {
+    const sender = await newSender(app);
+    const seventeen = Array.from({ length: 17 }, () => submission(sender, mime(sender)));
+    for (const submissions of [[], seventeen]) {
+      await expect(
+        app.rpc.request(MessagesSubjects.acceptSubmissions, { submissions }),
+      ).rejects.toMatchObject({ code: 'common.validation_failed' });
+    }
+    expect(await sendCount(sender.accountId)).toBe(0);
   });
 
   it('records a submission whose every recipient is suppressed, and answers its retry alike', async () => {

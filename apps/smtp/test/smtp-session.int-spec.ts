@@ -1,4 +1,5 @@
 import { AccountsSubjects } from '@envoi/contracts-accounts';
+import { MessagesSubjects } from '@envoi/contracts-messages';
 import { pollUntil } from '@envoi/shared-testing';
 
 import { SmtpBackend } from './smtp-backend';
@@ -40,16 +41,16 @@ describe('smtp submission sessions', () => {
     for (const client of clients.splice(0)) client.close();
   });
 
-  async function secured(port = rig().port): Promise<SmtpWireClient> {
-    const client = await SmtpWireClient.connect(port);
+  async function secured(port = rig().port, localAddress?: string): Promise<SmtpWireClient> {
+    const client = await SmtpWireClient.connect(port, { localAddress });
     clients.push(client);
     expect((await client.reply(GREETING_WAIT_MS)).code).toBe(220);
     await client.startTls();
     return client;
   }
 
-  async function loggedIn(port = rig().port): Promise<SmtpWireClient> {
-    const client = await secured(port);
+  async function loggedIn(port = rig().port, localAddress?: string): Promise<SmtpWireClient> {
+    const client = await secured(port, localAddress);
     const auth = await client.command(`AUTH PLAIN ${plainToken(username, password)}`);
     expect(auth.code).toBe(235);
     return client;
@@ -81,6 +82,43 @@ describe('smtp submission sessions', () => {
     expect(reply.text).toMatch(
       new RegExp(`^250 2\\.0\\.0 Ok: queued as <[^>]+@${sender.domain.replace(/\./g, '\\.')}>$`),
     );
+  });
+
+  it('commits every transaction of concurrent sessions once, each answered its own queue id', async () => {
+    // Three sessions from each of four loopback addresses (three per address at most).
+    const sessions = 12;
+    const clientsNow = await Promise.all(
+      Array.from({ length: sessions }, (_, index) =>
+        loggedIn(rig().port, `127.0.0.${2 + (index % 4)}`),
+      ),
+    );
+    const subjects = clientsNow.map((_, index) => `Concurrent ${index} ${Date.now()}`);
+    const queued = await Promise.all(
+      clientsNow.map(async (client, index) => {
+        expect((await client.command(`MAIL FROM:<app@${sender.domain}>`)).code).toBe(250);
+        expect((await client.command(`RCPT TO:<c${index}@example.net>`)).code).toBe(250);
+        expect((await client.command('DATA')).code).toBe(354);
+        const reply = await client.command(
+          [`From: App <app@${sender.domain}>`, `Subject: ${subjects[index]}`, '', 'Hi.', '.'].join(
+            '\r\n',
+          ),
+        );
+        expect(reply.code).toBe(250);
+        return /<[^>]+>/.exec(reply.text)?.[0] ?? '';
+      }),
+    );
+
+    expect(new Set(queued).size).toBe(sessions);
+    for (const [index, header] of queued.entries()) {
+      const listed = await backend.rpc.request(MessagesSubjects.listMessages, {
+        account_id: sender.accountId,
+        page: { limit: 10 },
+        filters: { message_id_header: header },
+      });
+      expect(listed.data.map((message) => [message.recipient, message.subject])).toEqual([
+        [`c${index}@example.net`, subjects[index]],
+      ]);
+    }
   });
 
   it('accepts AUTH LOGIN too', async () => {

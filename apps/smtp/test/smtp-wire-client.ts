@@ -35,14 +35,16 @@ export class SmtpWireClient {
 
   static async connect(
     port: number,
-    options: { implicitTls?: boolean } = {},
+    /** `localAddress`: another loopback address to connect from (127.0.0.1 by default). */
+    options: { implicitTls?: boolean; localAddress?: string } = {},
   ): Promise<SmtpWireClient> {
+    const from = options.localAddress ? { localAddress: options.localAddress } : {};
     const socket = await new Promise<net.Socket>((resolve, reject) => {
       const connected: net.Socket = options.implicitTls
-        ? tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () =>
+        ? tls.connect({ host: '127.0.0.1', port, ...from, rejectUnauthorized: false }, () =>
             resolve(connected),
           )
-        : net.connect({ host: '127.0.0.1', port }, () => resolve(connected));
+        : net.connect({ host: '127.0.0.1', port, ...from }, () => resolve(connected));
       connected.once('error', reject);
     });
     socket.on('error', () => undefined);

@@ -47,7 +47,7 @@ import {
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { NatsConnection } from 'nats';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 
 import type { AcceptedReply } from '../accepted-requests/accepted-requests.repository';
 import { AcceptedRequests } from '../accepted-requests/accepted-requests.service';
@@ -62,7 +62,7 @@ import { ControlHeaderError, withHeaderControls } from '../submissions/control-h
 import { TrackingRepository } from '../tracking/tracking.repository';
 import { deliveryChunks, firstDeliveryJob } from './delivery-chunks';
 import { GroupCommits } from './group-commits';
-import { combinedInsertStatement, type InsertStatement } from './insert-rows';
+import { combinedInsertStatement, type InsertStatement, rowArraysStatement } from './insert-rows';
 import type { MessageKind } from './message.entity';
 import { messageIdHeader, messageIdHeaderKey, uuidv7, uuidv7s } from './message-ids';
 import { MessagesException } from './messages.exception';
@@ -80,9 +80,10 @@ import { SuppressionChecks, suppressionKey } from './suppression-checks.service'
 
 /**
  * Submissions (one SMTP transaction each) committed at once in one lane, and lanes: the SMTP
- * edge's connections wait on their commits, so several come together under load.
+ * edge's connections wait on their commits, so several come together under load; those of one
+ * request (an edge's batch) are gathered into one group.
  */
-const SUBMISSION_GROUP_COMMITS = { lanes: 2, maxCallersPerGroup: 16 } as const;
+const SUBMISSION_GROUP_COMMITS = { lanes: 2, maxCallersPerGroup: 16, gatherTurn: true } as const;
 
 /** A larger submission goes alone: a group's statement carries every message of the group. */
 function isGroupable(submitted: Submitted): boolean {
@@ -479,7 +480,7 @@ export class AcceptService {
       {
         ...SUBMISSION_GROUP_COMMITS,
         groupStatements: (receptions) => [
-          enqueueOutboxStatement(this.dataSource.manager, sendReceptionsEntries(receptions)),
+          outboxRowsStatement(this.dataSource.manager, sendReceptionsEntries(receptions)),
         ],
       },
     );
@@ -765,7 +766,7 @@ export class AcceptService {
       const reply = fitReply(data);
       // A submission is recorded under its key even when nothing is sent: a retry answers alike.
       if (suppressed.length > 0 || submitted) {
-        const statements = [enqueueOutboxStatement(this.dataSource.manager, suppressed)];
+        const statements = [outboxRowsStatement(this.dataSource.manager, suppressed)];
         if (submitted && isGroupable(submitted)) {
           await this.commitGrouped(request, recorded(reply), statements, undefined);
         } else {
@@ -1053,11 +1054,7 @@ export class AcceptService {
       ...this.sends.insertStatements(send, attachments, sendLinks),
       this.messages.insertSendMessagesStatement(shared, messages),
       ...this.tracking.insertLinksStatements(messageLinks),
-      enqueueOutboxStatement(this.dataSource.manager, [
-        ...receptions,
-        ...stored.suppressed,
-        ...jobs,
-      ]),
+      outboxRowsStatement(this.dataSource.manager, [...receptions, ...stored.suppressed, ...jobs]),
     ];
   }
 
@@ -1069,6 +1066,17 @@ export class AcceptService {
       }`,
     );
   }
+}
+
+/**
+ * The outbox rows' INSERT, one array parameter per column (see outboxInsertStatement): a group's
+ * are merged into one.
+ */
+function outboxRowsStatement(
+  manager: EntityManager,
+  entries: readonly OutboxEntry[],
+): InsertStatement {
+  return rowArraysStatement(enqueueOutboxStatement(manager, entries));
 }
 
 /**

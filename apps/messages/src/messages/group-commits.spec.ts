@@ -187,3 +187,53 @@ describe('GroupCommits', () => {
     ]);
   });
 });
+
+describe('GroupCommits gathering the callers of a turn', () => {
+  const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+  function gathering(maxCallersPerGroup: number) {
+    const executed: Array<{ parameters: unknown[]; commit: () => void }> = [];
+    const commits = new GroupCommits<string>(
+      (statement) =>
+        new Promise<void>((resolve) => {
+          executed.push({ parameters: statement.parameters, commit: resolve });
+        }),
+      { lanes: 2, maxCallersPerGroup, gatherTurn: true, groupStatements: () => [] },
+    );
+    return { executed, commits };
+  }
+
+  it('commits the callers of one turn in one group, at most maxCallersPerGroup each', async () => {
+    const { executed, commits } = gathering(3);
+    const callers = ['1', '2', '3', '4', '5'].map((value) =>
+      watch(commits.commit([insertInto('a', value)])),
+    );
+    expect(executed).toHaveLength(0);
+    await nextTurn();
+    expect(executed.map(({ parameters }) => parameters)).toEqual([
+      ['1', '2', '3'],
+      ['4', '5'],
+    ]);
+    executed[0]?.commit();
+    await settle();
+    expect(callers.map(({ outcome }) => outcome)).toEqual(Array(5).fill(undefined));
+    executed[1]?.commit();
+    await settle();
+    expect(callers.map(({ outcome }) => outcome)).toEqual(Array(5).fill('committed'));
+  });
+
+  it('queues the callers of a later turn behind the lanes in flight', async () => {
+    const { executed, commits } = gathering(16);
+    void commits.commit([insertInto('a', '1')]);
+    await nextTurn();
+    void commits.commit([insertInto('a', '2')]);
+    await nextTurn();
+    void commits.commit([insertInto('a', '3')]);
+    void commits.commit([insertInto('a', '4')]);
+    await nextTurn();
+    expect(executed.map(({ parameters }) => parameters)).toEqual([['1'], ['2']]);
+    executed[0]?.commit();
+    await settle();
+    expect(executed.map(({ parameters }) => parameters)).toEqual([['1'], ['2'], ['3', '4']]);
+  });
+});

@@ -18,6 +18,11 @@ export interface GroupCommitsOptions<Note> {
    * they stored), committed with their statements; a caller that runs alone gets it for its own.
    */
   groupStatements: (notes: readonly Note[]) => InsertStatement[];
+  /**
+   * The callers of one turn of the event loop (the submissions of one request) are gathered
+   * first and go to a lane together, rather than the first ones each alone in an idle lane.
+   */
+  gatherTurn?: boolean;
 }
 
 /**
@@ -42,6 +47,8 @@ function inShapeOrder<Note>(group: readonly Pending<Note>[]): Pending<Note>[] {
 export class GroupCommits<Note> {
   private readonly batches: KeyedBatches<Pending<Note>, void>;
   private readonly lanes: readonly string[];
+  /** The callers of this turn so far, and when they were committed (see gatherTurn). */
+  private gathering: { callers: Array<Pending<Note>>; committed: Promise<void> } | undefined;
 
   constructor(
     private readonly execute: (statement: InsertStatement) => Promise<unknown>,
@@ -57,8 +64,28 @@ export class GroupCommits<Note> {
   /** Commits `statements`, and what the group adds for `note` when given. */
   async commit(statements: readonly InsertStatement[], note?: Note): Promise<void> {
     const pending: Pending<Note> = { statements, note };
-    await this.batches.submit(this.lane(), [pending]);
+    await (this.options.gatherTurn
+      ? this.gathered(pending)
+      : this.batches.submit(this.lane(), [pending]));
     if (pending.failure) throw pending.failure.error;
+  }
+
+  /** Settles once the callers of this turn are committed, each at most maxCallersPerGroup. */
+  private gathered(pending: Pending<Note>): Promise<void> {
+    if (!this.gathering) {
+      const callers: Array<Pending<Note>> = [];
+      const committed = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+        this.gathering = undefined;
+        const size = this.options.maxCallersPerGroup;
+        const groups = Array.from({ length: Math.ceil(callers.length / size) }, (_, index) =>
+          callers.slice(index * size, (index + 1) * size),
+        );
+        await Promise.all(groups.map((group) => this.batches.submit(this.lane(), group)));
+      });
+      this.gathering = { callers, committed };
+    }
+    this.gathering.callers.push(pending);
+    return this.gathering.committed;
   }
 
   /** An idle lane, else the one with the fewest callers waiting. */

@@ -2,6 +2,7 @@ import {
   type Columns,
   combinedInsertStatement,
   insertRowsStatement,
+  rowArraysStatement,
   statementsShape,
   textArrayLiteral,
 } from './insert-rows';
@@ -153,6 +154,39 @@ describe('combinedInsertStatement', () => {
         'INSERT INTO c (x, y) SELECT $5, $4',
       parameters: [1, 2, 3, 4, 5],
     });
+  });
+
+  it('merges the statements of row arrays with one text into the first, rows in order', () => {
+    const outbox = 'INSERT INTO o (id, p) SELECT * FROM unnest($1::uuid[], $2::jsonb[])';
+    const rows = (ids: string[]) =>
+      rowArraysStatement({ sql: outbox, parameters: [ids, ids.map((id) => `{"${id}":1}`)] });
+    const first = rows(['a1', 'a2']);
+    const combined = combinedInsertStatement([
+      { sql: 'INSERT INTO s (x) SELECT $1', parameters: [1] },
+      first,
+      { sql: 'INSERT INTO s (x) SELECT $1', parameters: [2] },
+      rows(['b1']),
+      { sql: 'INSERT INTO t (x) SELECT unnest($1::int[])', parameters: [[3]] },
+      rows(['c1']),
+    ]);
+    expect(combined).toEqual({
+      sql:
+        'WITH s0 AS (INSERT INTO s (x) SELECT $1), ' +
+        's1 AS (INSERT INTO o (id, p) SELECT * FROM unnest($2::uuid[], $3::jsonb[])), ' +
+        's2 AS (INSERT INTO s (x) SELECT $4) INSERT INTO t (x) SELECT unnest($5::int[])',
+      parameters: [
+        1,
+        ['a1', 'a2', 'b1', 'c1'],
+        ['{"a1":1}', '{"a2":1}', '{"b1":1}', '{"c1":1}'],
+        2,
+        [3],
+      ],
+    });
+    // The statements given are left as they were.
+    expect(first.parameters).toEqual([
+      ['a1', 'a2'],
+      ['{"a1":1}', '{"a2":1}'],
+    ]);
   });
 
   it('renumbers a combination once and gives each later call its own parameters', () => {

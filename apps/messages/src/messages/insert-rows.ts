@@ -33,6 +33,17 @@ export type Columns<Row> = Readonly<Record<string, ColumnSpec<Row>>>;
 export interface InsertStatement {
   sql: string;
   parameters: unknown[];
+  /**
+   * Every parameter is an array holding one value per row, in row order (an unnest INSERT
+   * without shared or bytea parameters): statements of the same text run together are merged
+   * into one, their rows in the order of the statements.
+   */
+  rowArrays?: boolean;
+}
+
+/** An unnest INSERT whose parameters are all row arrays (see InsertStatement.rowArrays). */
+export function rowArraysStatement(statement: InsertStatement): InsertStatement {
+  return { ...statement, rowArrays: true };
 }
 
 /** A string as a quoted element of a PostgreSQL array literal: safe for any text. */
@@ -221,9 +232,10 @@ export function statementsShape(statements: readonly InsertStatement[]): string 
  * text is written once per combination of texts.
  */
 export function combinedInsertStatement(
-  statements: readonly InsertStatement[],
+  given: readonly InsertStatement[],
 ): InsertStatement | undefined {
-  if (statements.length === 0) return undefined;
+  if (given.length === 0) return undefined;
+  const statements = mergedRowArrays(given);
   const parameters = statements.flatMap((statement) => statement.parameters);
   const key = statementsShape(statements);
   let sql = combinedTexts.get(key);
@@ -233,6 +245,36 @@ export function combinedInsertStatement(
     combinedTexts.set(key, sql);
   }
   return { sql, parameters };
+}
+
+/**
+ * The statements with those of one text whose parameters are row arrays merged into one, at the
+ * first one's place: its rows, then the next one's, and so on.
+ */
+function mergedRowArrays(statements: readonly InsertStatement[]): readonly InsertStatement[] {
+  if (statements.filter((statement) => statement.rowArrays).length < 2) return statements;
+  const merged: InsertStatement[] = [];
+  const byText = new Map<string, InsertStatement>();
+  for (const statement of statements) {
+    const first = statement.rowArrays ? byText.get(statement.sql) : undefined;
+    if (first) {
+      first.parameters = first.parameters.map((rows, index) =>
+        concatRows(rows, statement.parameters[index]),
+      );
+    } else {
+      const own = { ...statement, parameters: [...statement.parameters] };
+      if (statement.rowArrays) byText.set(statement.sql, own);
+      merged.push(own);
+    }
+  }
+  return merged;
+}
+
+function concatRows(first: unknown, next: unknown): unknown[] {
+  if (!Array.isArray(first) || !Array.isArray(next)) {
+    throw new Error('a statement of row arrays has a parameter that is not an array');
+  }
+  return [...(first as unknown[]), ...(next as unknown[])];
 }
 
 function writeCombinedText(statements: readonly InsertStatement[]): string {

@@ -1,17 +1,18 @@
 import {
-  AcceptSubmissionRequest,
   type AcceptSubmissionResult,
-  checkedSubmission,
+  type AcceptSubmissionsResult,
   MessagesSubjects,
 } from '@envoi/contracts-messages';
-import { Controller } from '@nestjs/common';
+import { Controller, Logger } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 
-import { validRequest } from '../messages/valid-request';
 import { SubmissionAccept } from './submission-accept.service';
+import { acceptEach, submissionEntries, submissionRequest } from './submission-outcomes';
 
 @Controller()
 export class SubmissionsController {
+  private readonly logger = new Logger(SubmissionsController.name);
+
   constructor(private readonly submissions: SubmissionAccept) {}
 
   /**
@@ -21,7 +22,21 @@ export class SubmissionsController {
    */
   @MessagePattern(MessagesSubjects.acceptSubmission.name)
   acceptSubmission(@Payload() payload: object): Promise<AcceptSubmissionResult> {
-    const request = checkedSubmission(payload) ?? validRequest(AcceptSubmissionRequest, payload);
-    return this.submissions.submit(request);
+    return this.submissions.submit(submissionRequest(payload));
+  }
+
+  /** Internal: the DATA transactions an smtp replica had waiting, each as acceptSubmission. */
+  @MessagePattern(MessagesSubjects.acceptSubmissions.name)
+  async acceptSubmissions(@Payload() payload: object): Promise<AcceptSubmissionsResult> {
+    const outcomes = await acceptEach(
+      submissionEntries(payload),
+      (request) => this.submissions.submit(request),
+      (error) =>
+        this.logger.error(
+          `a batched submission failed: ${String(error)}`,
+          error instanceof Error ? error.stack : undefined,
+        ),
+    );
+    return { outcomes };
   }
 }

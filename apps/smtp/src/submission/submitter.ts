@@ -5,13 +5,13 @@ import {
   type AcceptSubmissionRequest,
   type AcceptSubmissionResult,
   MESSAGE_UPLOADS_BUCKET,
-  MessagesSubjects,
   SUBMISSION_INLINE_MAX_BYTES,
   type UploadRef,
 } from '@envoi/contracts-messages';
 import { RpcError } from '@envoi/shared-nats';
 
 import type { BusRequester } from './bus-requester';
+import { SubmissionBatches } from './submission-batches';
 
 /** Stores raw bytes as object `name` of a bucket and says where they are. */
 export type UploadWriter = (bucket: string, name: string, bytes: Uint8Array) => Promise<UploadRef>;
@@ -20,25 +20,30 @@ export type UploadWriter = (bucket: string, name: string, bytes: Uint8Array) => 
 export type Submission = Omit<AcceptSubmissionRequest, 'raw_base64' | 'upload' | 'submission_id'>;
 
 /**
- * Hands a DATA transaction to the messages service and answers once it is committed. A request
+ * Hands a DATA transaction to the messages service (with those waiting alongside, see
+ * SubmissionBatches) and answers once it is committed. A request
  * that timed out or found no responder is sent again with the same submission id, so a lost
  * reply answers the committed messages rather than storing copies. Large messages travel
  * through the upload bucket, written again before each attempt (a reader deletes what it took).
  */
 export class Submitter {
+  private readonly batches: SubmissionBatches;
+
   constructor(
-    private readonly bus: BusRequester,
+    bus: BusRequester,
     private readonly upload: UploadWriter,
     private readonly attempts: number,
     private readonly newSubmissionId: () => string = randomUUID,
-  ) {}
+  ) {
+    this.batches = new SubmissionBatches(bus);
+  }
 
   async submit(submission: Submission, raw: Buffer): Promise<AcceptSubmissionResult> {
     const submissionId = this.newSubmissionId();
     for (let attempt = 1; ; attempt += 1) {
       try {
         const body = await this.messageBody(submissionId, raw);
-        return await this.bus.request(MessagesSubjects.acceptSubmission, {
+        return await this.batches.submit({
           ...submission,
           ...body,
           submission_id: submissionId,

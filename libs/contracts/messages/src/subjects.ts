@@ -23,7 +23,12 @@ import type {
   ListMessagesRequest,
   MessageRef,
 } from './requests';
-import type { AcceptSubmissionRequest, AcceptSubmissionResult } from './submissions';
+import type {
+  AcceptSubmissionRequest,
+  AcceptSubmissionResult,
+  AcceptSubmissionsRequest,
+  AcceptSubmissionsResult,
+} from './submissions';
 import type {
   MessageClickedEvent,
   MessageOpenedEvent,
@@ -44,6 +49,13 @@ export const MessagesSubjects = {
   /** Accepts one SMTP DATA transaction from the submission server: one message per recipient. */
   acceptSubmission: requestSubject<AcceptSubmissionRequest, AcceptSubmissionResult>(
     'messages.submission.accept.v1',
+  ),
+  /**
+   * Accepts the DATA transactions an smtp replica has waiting, in one request: each as
+   * acceptSubmission would, answered together once every one is committed or refused.
+   */
+  acceptSubmissions: requestSubject<AcceptSubmissionsRequest, AcceptSubmissionsResult>(
+    'messages.submission.accept-batch.v1',
   ),
   listMessages: requestSubject<ListMessagesRequest, Page<MessageSummaryRecord>>(
     'messages.message.list.v1',

@@ -1,3 +1,4 @@
+import type { RpcErrorBody } from '@envoi/contracts-core';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -6,6 +7,7 @@ import {
   IsBoolean,
   IsIn,
   IsIP,
+  IsObject,
   IsOptional,
   IsString,
   IsUUID,
@@ -75,4 +77,27 @@ export interface AcceptSubmissionResult {
   /** The Message-ID header of the stored mail (the client's, or the one the platform set). */
   message_id_header: string;
   messages: SubmittedMessageRecord[];
+}
+
+/** Submissions one acceptSubmissions request carries at most. */
+export const SUBMISSIONS_PER_BATCH_MAX = 16;
+
+/**
+ * Several DATA transactions of one smtp replica in one request: each entry an
+ * AcceptSubmissionRequest, checked and accepted on its own (a bad entry gets its own error).
+ */
+export class AcceptSubmissionsRequest {
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(SUBMISSIONS_PER_BATCH_MAX)
+  @IsObject({ each: true })
+  submissions!: object[];
+}
+
+/** One entry's outcome: what acceptSubmission would have answered, or its error. */
+export type AcceptSubmissionOutcome = { result: AcceptSubmissionResult } | { error: RpcErrorBody };
+
+export interface AcceptSubmissionsResult {
+  /** In the order of the request's submissions. */
+  outcomes: AcceptSubmissionOutcome[];
 }
