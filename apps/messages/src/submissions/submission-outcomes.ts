@@ -1,9 +1,4 @@
-import {
-  CodedError,
-  CommonErrorCode,
-  isRpcErrorBody,
-  type RpcErrorBody,
-} from '@envoi/contracts-core';
+import type { RpcErrorBody } from '@envoi/contracts-core';
 import {
   type AcceptSubmissionOutcome,
   AcceptSubmissionRequest,
@@ -12,8 +7,7 @@ import {
   checkedSubmission,
   SUBMISSIONS_PER_BATCH_MAX,
 } from '@envoi/contracts-messages';
-import { isUnavailableError } from '@envoi/shared-nats';
-import { RpcException } from '@nestjs/microservices';
+import { rpcErrorBody } from '@envoi/shared-nats';
 
 import { validRequest } from '../messages/valid-request';
 
@@ -57,16 +51,9 @@ export async function acceptEach(
   );
 }
 
-/** As the transport's error filter words it: internals never leave. */
+/** As the transport's error filter words it (internals never leave); a bug is reported. */
 function errorBody(error: unknown, onUnexpected: (error: unknown) => void): RpcErrorBody {
-  if (error instanceof CodedError) return error.toBody();
-  if (error instanceof RpcException) {
-    const body = error.getError();
-    if (isRpcErrorBody(body)) return { code: body.code, message: body.message };
-  }
-  if (isUnavailableError(error)) {
-    return { code: CommonErrorCode.Unavailable, message: 'service temporarily unavailable' };
-  }
-  onUnexpected(error);
-  return { code: CommonErrorCode.Internal, message: 'internal server error' };
+  const { body, kind } = rpcErrorBody(error);
+  if (kind === 'internal') onUnexpected(error);
+  return body;
 }

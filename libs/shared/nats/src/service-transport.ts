@@ -70,27 +70,42 @@ export function isUnavailableError(error: unknown): boolean {
   );
 }
 
-/** Turns whatever a handler throws into a `{code, message}` body; internals never leave. */
+/** What an error a handler threw is: coded (its own body), a dependency unavailable, or a bug. */
+export type RpcErrorKind = 'coded' | 'unavailable' | 'internal';
+
+/** The `{code, message}` body answering whatever a handler throws; internals never leave. */
+export function rpcErrorBody(exception: unknown): { body: RpcErrorBody; kind: RpcErrorKind } {
+  if (exception instanceof CodedError) return { body: exception.toBody(), kind: 'coded' };
+  if (exception instanceof RpcException) {
+    const error = exception.getError();
+    if (isRpcErrorBody(error)) {
+      return { body: { code: error.code, message: error.message }, kind: 'coded' };
+    }
+  }
+  if (isUnavailableError(exception)) {
+    return {
+      body: { code: CommonErrorCode.Unavailable, message: 'service temporarily unavailable' },
+      kind: 'unavailable',
+    };
+  }
+  return {
+    body: { code: CommonErrorCode.Internal, message: 'internal server error' },
+    kind: 'internal',
+  };
+}
+
+/** Answers whatever a handler throws with its rpcErrorBody, logging the uncoded ones. */
 @Catch()
 export class RpcErrorFilter implements ExceptionFilter {
   constructor(private readonly logger: Logger) {}
 
   catch(exception: unknown, _host: ArgumentsHost) {
-    return throwError(() => this.toBody(exception));
-  }
-
-  private toBody(exception: unknown): RpcErrorBody {
-    if (exception instanceof CodedError) return exception.toBody();
-    if (exception instanceof RpcException) {
-      const error = exception.getError();
-      if (isRpcErrorBody(error)) return { code: error.code, message: error.message };
+    const { body, kind } = rpcErrorBody(exception);
+    if (kind === 'unavailable') this.logger.warn({ err: exception }, 'dependency unavailable');
+    if (kind === 'internal') {
+      this.logger.error({ err: exception }, 'unhandled error in message handler');
     }
-    if (isUnavailableError(exception)) {
-      this.logger.warn({ err: exception }, 'dependency unavailable');
-      return { code: CommonErrorCode.Unavailable, message: 'service temporarily unavailable' };
-    }
-    this.logger.error({ err: exception }, 'unhandled error in message handler');
-    return { code: CommonErrorCode.Internal, message: 'internal server error' };
+    return throwError(() => body);
   }
 }
 
