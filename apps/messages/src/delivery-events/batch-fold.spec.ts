@@ -1,13 +1,6 @@
 import type { MessageStatus } from '@envoi/contracts-messages';
 
-import {
-  type BatchMessage,
-  type BatchMessages,
-  byId,
-  claimsOf,
-  type EventClaim,
-  foldBatch,
-} from './batch-fold';
+import { type BatchMessage, type BatchMessages, byId, foldBatch, messageOf } from './batch-fold';
 import type { DeliveryOutcome } from './delivery-outcome';
 import { applyOutcome, type DeliveryState } from './status-machine';
 
@@ -59,13 +52,20 @@ function event(
   };
 }
 
-/** What processed_events does with a claim: ON CONFLICT (event_id) DO NOTHING RETURNING. */
-function claimIn(processed: Set<string>, claims: readonly EventClaim[]): Set<string> {
+/**
+ * What the batch's claim does (DeliveryStatesRepository.lockAndClaim): each event of an existing
+ * message of its account, ON CONFLICT (event_id) DO NOTHING RETURNING.
+ */
+function claimIn(
+  processed: Set<string>,
+  messages: BatchMessages,
+  outcomes: readonly DeliveryOutcome[],
+): Set<string> {
   const claimed = new Set<string>();
-  for (const { eventId } of claims) {
-    if (processed.has(eventId)) continue;
-    processed.add(eventId);
-    claimed.add(eventId);
+  for (const outcome of outcomes) {
+    if (!messageOf(messages, outcome) || processed.has(outcome.eventId)) continue;
+    processed.add(outcome.eventId);
+    claimed.add(outcome.eventId);
   }
   return claimed;
 }
@@ -76,7 +76,7 @@ function runBatch(
   processed: Set<string>,
   outcomes: readonly DeliveryOutcome[],
 ): { results: string[]; messages: BatchMessages } {
-  const claimed = claimIn(processed, claimsOf(messages, outcomes));
+  const claimed = claimIn(processed, messages, outcomes);
   const folded = foldBatch(messages, outcomes, claimed);
   const next = new Map(messages);
   for (const [id, { message: before, state }] of folded.changed) next.set(id, { ...before, state });
@@ -176,10 +176,6 @@ describe('foldBatch', () => {
     const deferral = event(FIRST, 'Deferred', 0);
     const batch = [deferral, event(FIRST, 'Deferred', 1), deferral];
 
-    expect(claimsOf(messages, batch).map((claim) => claim.eventId)).toEqual([
-      'a-Deferred-0',
-      'a-Deferred-1',
-    ]);
     const { results, messages: after } = runBatch(messages, new Set(), batch);
 
     expect(results).toEqual(['applied', 'applied', 'duplicate']);
@@ -212,16 +208,16 @@ describe('foldBatch', () => {
       event(SECOND, 'Delivered', 0, { accountId: '00000000-0000-4000-8000-000000000000' }),
     ];
 
-    expect(claimsOf(messages, batch)).toEqual([
-      { eventId: 'a-Delivered-0', messageId: FIRST, type: 'message.delivered' },
-    ]);
-    const { results, messages: after } = runBatch(messages, new Set(), batch);
+    const processed = new Set<string>();
+    const { results, messages: after } = runBatch(messages, processed, batch);
+
+    expect([...processed]).toEqual(['a-Delivered-0']);
 
     expect(results).toEqual(['unknown_message', 'applied', 'unknown_message']);
     expect(after.get(SECOND)?.state).toEqual(ACCEPTED);
   });
 
-  it('matches message and account ids whatever their case, and claims the id as stored', () => {
+  it('matches message and account ids whatever their case', () => {
     const batch = [
       event(FIRST.toUpperCase(), 'Delivered', 0, {
         accountId: ACCOUNT.toUpperCase(),
@@ -229,9 +225,6 @@ describe('foldBatch', () => {
       }),
     ];
 
-    expect(claimsOf(messages, batch)).toEqual([
-      { eventId: 'e1', messageId: FIRST, type: 'message.delivered' },
-    ]);
     expect(foldBatch(messages, batch, new Set(['e1'])).results).toEqual(['applied']);
   });
 

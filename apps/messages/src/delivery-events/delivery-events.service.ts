@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 
 import { RetentionRepository } from '../retention/retention.repository';
-import { type ApplyResult, byId, claimsOf, foldBatch } from './batch-fold';
+import { type ApplyResult, byId, foldBatch } from './batch-fold';
 import type { DeliveryOutcome } from './delivery-outcome';
 import { DeliveryStatesRepository } from './delivery-states.repository';
 import { applyOutcome, deliveryFinished } from './status-machine';
@@ -39,17 +39,16 @@ export class DeliveryEventsService {
 
   /**
    * Applies several events in one transaction, with the same result as apply() one by one in
-   * their order: locks their messages (in id order), claims the events not applied before,
+   * their order: locks their messages (in id order) and claims the events not applied before (one
+   * statement),
    * folds each message's new events through the status machine in order, writes every changed
    * message in one statement and purges the content of those kept with data retention 0 whose
    * delivery is over. Answers each event's result, in order. Fails as a whole (nothing written).
    */
   async applyBatch(outcomes: readonly DeliveryOutcome[]): Promise<ApplyResult[]> {
     const results = await this.dataSource.transaction(async (manager) => {
-      const messageIds = outcomes.map((outcome) => outcome.messageId);
-      const messages = byId(await this.states.lockMany(messageIds, manager));
-      const claimed = await this.states.claimEvents(claimsOf(messages, outcomes), manager);
-      const folded = foldBatch(messages, outcomes, claimed);
+      const locked = await this.states.lockAndClaim(outcomes, manager);
+      const folded = foldBatch(byId(locked.messages), outcomes, locked.claimed);
       const changed = [...folded.changed.values()];
       await this.states.writeStates(
         changed.map(({ message, state }) => ({ id: message.id, state })),

@@ -8,19 +8,48 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { MESSAGES_SCHEMA } from '../database/data-source-options';
 import { MessageEntity } from '../messages/message.entity';
 import type { BatchMessage, EventClaim } from './batch-fold';
+import type { DeliveryOutcome } from './delivery-outcome';
 import type { DeliveryState } from './status-machine';
+
+/** The delivery columns a batch reads of each message it locks. */
+const LOCKED_COLUMNS = `id, account_id, retention_data_days, status, sent_at, delivered_at,
+         bounce_classification, num_attempts, delivery_attempts`;
 
 /**
  * Locks the messages in id order, so that batches of several consumers and replicas (and the
  * one-event path, which locks one) never wait on each other in a cycle.
  */
 const LOCK_MESSAGES_SQL = `
-  SELECT id, account_id, retention_data_days, status, sent_at, delivered_at,
-         bounce_classification, num_attempts, delivery_attempts
+  SELECT ${LOCKED_COLUMNS}
   FROM ${MESSAGES_SCHEMA}.messages
   WHERE id = ANY($1::uuid[])
   ORDER BY id
   FOR UPDATE`;
+
+/**
+ * LOCK_MESSAGES_SQL and the claim of the batch's events in one statement: each event of a locked
+ * message of its account, each event id once (its first such occurrence), ON CONFLICT DO NOTHING.
+ * The claims wait for every lock (they join the count of the locked rows, known only once all are
+ * taken), so whoever else claims one of these events held its message's lock and has ended.
+ * Every row answers the ids claimed.
+ */
+const LOCK_AND_CLAIM_SQL = `
+  WITH locked AS (${LOCK_MESSAGES_SQL}),
+  every_message_locked AS (SELECT count(*) FROM locked),
+  claimed AS (
+    INSERT INTO ${MESSAGES_SCHEMA}.processed_events (event_id, type, record_id)
+    SELECT DISTINCT ON (event.event_id) event.event_id, event.type, locked.id
+    FROM every_message_locked,
+         unnest($2::varchar[], $3::varchar[], $4::uuid[], $5::uuid[]) WITH ORDINALITY
+           AS event(event_id, type, message_id, account_id, position)
+         JOIN locked
+           ON locked.id = event.message_id AND locked.account_id = event.account_id
+    ORDER BY event.event_id, event.position
+    ON CONFLICT (event_id) DO NOTHING
+    RETURNING event_id
+  )
+  SELECT locked.*, ARRAY(SELECT event_id FROM claimed) AS claimed_event_ids
+  FROM locked`;
 
 interface LockedRow {
   id: string;
@@ -32,6 +61,30 @@ interface LockedRow {
   bounce_classification: string | null;
   num_attempts: number;
   delivery_attempts: DeliveryAttemptRecord[];
+}
+
+function toBatchMessage(row: LockedRow): BatchMessage {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    retentionDataDays: row.retention_data_days,
+    state: {
+      status: row.status,
+      sentAt: row.sent_at,
+      deliveredAt: row.delivered_at,
+      bounceClassification: row.bounce_classification,
+      numAttempts: row.num_attempts,
+      deliveryAttempts: row.delivery_attempts,
+    },
+  };
+}
+
+/** What a batch holds once its messages are locked and its new events claimed. */
+export interface LockedBatch {
+  /** The batch's messages that exist, locked until the transaction ends. */
+  messages: BatchMessage[];
+  /** The ids of the batch's events not claimed before. */
+  claimed: Set<string>;
 }
 
 /** The service's inbox: the delivery events applied, each with its message (deleted with it). */
@@ -56,7 +109,7 @@ const WRITE_STATES_SQL = `
 /**
  * The delivery state of messages and the events applied to them (messages.processed_events). The
  * statements run in the caller's transaction; a batch's run one each whatever its size, in this
- * order: lock the messages, claim the events, write the states.
+ * order: lock the messages and claim the events, then write the states.
  */
 @Injectable()
 export class DeliveryStatesRepository {
@@ -74,27 +127,30 @@ export class DeliveryStatesRepository {
     });
   }
 
-  /** Reads and locks the messages (those that exist) until the transaction ends. */
-  async lockMany(
-    messageIds: readonly string[],
+  /**
+   * Locks the outcomes' messages and claims their events in one statement (LOCK_AND_CLAIM_SQL):
+   * as if it locked the messages, then claimed (claimEvents) the events of those batch-fold's
+   * messageOf finds, each id at its first such occurrence.
+   */
+  async lockAndClaim(
+    outcomes: readonly DeliveryOutcome[],
     manager: EntityManager = this.dataSource.manager,
-  ): Promise<BatchMessage[]> {
-    const rows = await preparedQuery<LockedRow>(manager, LOCK_MESSAGES_SQL, [
-      [...new Set(messageIds)],
-    ]);
-    return rows.map((row) => ({
-      id: row.id,
-      accountId: row.account_id,
-      retentionDataDays: row.retention_data_days,
-      state: {
-        status: row.status,
-        sentAt: row.sent_at,
-        deliveredAt: row.delivered_at,
-        bounceClassification: row.bounce_classification,
-        numAttempts: row.num_attempts,
-        deliveryAttempts: row.delivery_attempts,
-      },
-    }));
+  ): Promise<LockedBatch> {
+    const rows = await preparedQuery<LockedRow & { claimed_event_ids: string[] }>(
+      manager,
+      LOCK_AND_CLAIM_SQL,
+      [
+        [...new Set(outcomes.map((outcome) => outcome.messageId))],
+        outcomes.map((outcome) => outcome.eventId),
+        outcomes.map((outcome) => outcome.type),
+        outcomes.map((outcome) => outcome.messageId),
+        outcomes.map((outcome) => outcome.accountId),
+      ],
+    );
+    return {
+      messages: rows.map(toBatchMessage),
+      claimed: new Set(rows[0]?.claimed_event_ids ?? []),
+    };
   }
 
   /**

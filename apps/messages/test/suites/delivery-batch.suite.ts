@@ -241,6 +241,40 @@ export function deliveryBatchSuite(getApp: () => MessagesTestApp): void {
         expect(row?.delivery_attempts).toHaveLength(3);
       });
 
+      it('claims only the events of its messages and their account, under the message id as stored', async () => {
+        const [target, other] = await acceptedMany(2);
+        if (!target || !other) throw new Error('two messages were accepted');
+        const strangerAccount = randomUUID();
+        const shared = randomUUID();
+        // The same event id first as another account's, then as the message's own (upper case).
+        const batch = [
+          outcomeEvent({ ...target, accountId: strangerAccount }, 'message.delivered', {
+            status: 'Delivered',
+            id: shared,
+          }),
+          outcomeEvent(
+            { ...target, id: target.id.toUpperCase(), accountId: target.accountId.toUpperCase() },
+            'message.delivered',
+            { status: 'Delivered', id: shared },
+          ),
+          outcomeEvent({ ...other, accountId: strangerAccount }, 'message.delivered', {
+            status: 'Delivered',
+          }),
+        ];
+
+        const results = await service.applyBatch(batch.map((event) => toDeliveryOutcome(event)));
+
+        expect(results).toEqual(['unknown_message', 'applied', 'unknown_message']);
+        const claims = await app.dataSource.query<Array<{ record_id: string; type: string }>>(
+          `SELECT record_id, type FROM messages.processed_events WHERE event_id = ANY($1)`,
+          [batch.map((event) => event.id)],
+        );
+        expect(claims).toEqual([{ record_id: target.id, type: 'message.delivered' }]);
+        const [delivered, untouched] = await rows([target, other]);
+        expect(delivered).toMatchObject({ status: 'Delivered', processed_events: 1 });
+        expect(untouched).toMatchObject({ status: 'Received', processed_events: 0 });
+      });
+
       it('commits two batches over the same messages at once, each event once, without deadlock', async () => {
         const targets = await acceptedMany(8);
         const deferrals = targets.map((target) =>
