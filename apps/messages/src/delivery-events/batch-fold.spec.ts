@@ -1,6 +1,13 @@
 import type { MessageStatus } from '@envoi/contracts-messages';
 
-import { type BatchMessage, type BatchMessages, byId, foldBatch, messageOf } from './batch-fold';
+import {
+  type BatchMessage,
+  type BatchMessages,
+  byId,
+  claimsOf,
+  type EventClaim,
+  foldBatch,
+} from './batch-fold';
 import type { DeliveryOutcome } from './delivery-outcome';
 import { applyOutcome, type DeliveryState } from './status-machine';
 
@@ -52,20 +59,13 @@ function event(
   };
 }
 
-/**
- * What the batch's claim does (DeliveryStatesRepository.lockAndClaim): each event of an existing
- * message of its account, ON CONFLICT (event_id) DO NOTHING RETURNING.
- */
-function claimIn(
-  processed: Set<string>,
-  messages: BatchMessages,
-  outcomes: readonly DeliveryOutcome[],
-): Set<string> {
+/** What processed_events does with a claim: ON CONFLICT (event_id) DO NOTHING RETURNING. */
+function claimIn(processed: Set<string>, claims: readonly EventClaim[]): Set<string> {
   const claimed = new Set<string>();
-  for (const outcome of outcomes) {
-    if (!messageOf(messages, outcome) || processed.has(outcome.eventId)) continue;
-    processed.add(outcome.eventId);
-    claimed.add(outcome.eventId);
+  for (const { eventId } of claims) {
+    if (processed.has(eventId)) continue;
+    processed.add(eventId);
+    claimed.add(eventId);
   }
   return claimed;
 }
@@ -76,7 +76,7 @@ function runBatch(
   processed: Set<string>,
   outcomes: readonly DeliveryOutcome[],
 ): { results: string[]; messages: BatchMessages } {
-  const claimed = claimIn(processed, messages, outcomes);
+  const claimed = claimIn(processed, claimsOf(messages, outcomes));
   const folded = foldBatch(messages, outcomes, claimed);
   const next = new Map(messages);
   for (const [id, { message: before, state }] of folded.changed) next.set(id, { ...before, state });
@@ -176,6 +176,10 @@ describe('foldBatch', () => {
     const deferral = event(FIRST, 'Deferred', 0);
     const batch = [deferral, event(FIRST, 'Deferred', 1), deferral];
 
+    expect(claimsOf(messages, batch).map((claim) => claim.eventId)).toEqual([
+      'a-Deferred-0',
+      'a-Deferred-1',
+    ]);
     const { results, messages: after } = runBatch(messages, new Set(), batch);
 
     expect(results).toEqual(['applied', 'applied', 'duplicate']);
@@ -208,16 +212,16 @@ describe('foldBatch', () => {
       event(SECOND, 'Delivered', 0, { accountId: '00000000-0000-4000-8000-000000000000' }),
     ];
 
-    const processed = new Set<string>();
-    const { results, messages: after } = runBatch(messages, processed, batch);
-
-    expect([...processed]).toEqual(['a-Delivered-0']);
+    expect(claimsOf(messages, batch)).toEqual([
+      { eventId: 'a-Delivered-0', messageId: FIRST, type: 'message.delivered' },
+    ]);
+    const { results, messages: after } = runBatch(messages, new Set(), batch);
 
     expect(results).toEqual(['unknown_message', 'applied', 'unknown_message']);
     expect(after.get(SECOND)?.state).toEqual(ACCEPTED);
   });
 
-  it('matches message and account ids whatever their case', () => {
+  it('matches message and account ids whatever their case, and claims the id as stored', () => {
     const batch = [
       event(FIRST.toUpperCase(), 'Delivered', 0, {
         accountId: ACCOUNT.toUpperCase(),
@@ -225,6 +229,9 @@ describe('foldBatch', () => {
       }),
     ];
 
+    expect(claimsOf(messages, batch)).toEqual([
+      { eventId: 'e1', messageId: FIRST, type: 'message.delivered' },
+    ]);
     expect(foldBatch(messages, batch, new Set(['e1'])).results).toEqual(['applied']);
   });
 

@@ -40,6 +40,27 @@ export interface EventClaim {
   type: string;
 }
 
+/**
+ * The events of a batch that can be claimed: those of existing messages (of their account),
+ * each event id once (a republication can put one event twice in a batch), in batch order.
+ */
+export function claimsOf(
+  messages: BatchMessages,
+  outcomes: readonly DeliveryOutcome[],
+): EventClaim[] {
+  const claims = new Map<string, EventClaim>();
+  for (const outcome of outcomes) {
+    const message = messageOf(messages, outcome);
+    if (!message || claims.has(outcome.eventId)) continue;
+    claims.set(outcome.eventId, {
+      eventId: outcome.eventId,
+      messageId: message.id,
+      type: outcome.type,
+    });
+  }
+  return [...claims.values()];
+}
+
 /** What a batch changes: each event's result and the new state of each message it moved. */
 export interface FoldedBatch {
   /** One per event, in the batch's order. */

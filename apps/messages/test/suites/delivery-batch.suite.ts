@@ -6,6 +6,7 @@ import { pollUntil } from '@envoi/shared-testing';
 
 import { DeliveryEventsService } from '../../src/delivery-events/delivery-events.service';
 import { toDeliveryOutcome } from '../../src/delivery-events/delivery-outcome';
+import { DeliveryStatesRepository } from '../../src/delivery-events/delivery-states.repository';
 import {
   type EventTarget,
   handledUpTo,
@@ -242,7 +243,8 @@ export function deliveryBatchSuite(getApp: () => MessagesTestApp): void {
       });
 
       it('claims only the events of its messages and their account, under the message id as stored', async () => {
-        const [target, other] = await acceptedMany(2);
+        // Data retention 0 and a final status: the batch takes the locking transaction.
+        const [target, other] = await acceptedMany(2, { retention: { metadata: 3, data: 0 } });
         if (!target || !other) throw new Error('two messages were accepted');
         const strangerAccount = randomUUID();
         const shared = randomUUID();
@@ -273,6 +275,51 @@ export function deliveryBatchSuite(getApp: () => MessagesTestApp): void {
         const [delivered, untouched] = await rows([target, other]);
         expect(delivered).toMatchObject({ status: 'Delivered', processed_events: 1 });
         expect(untouched).toMatchObject({ status: 'Received', processed_events: 0 });
+      });
+
+      it('writes nothing without locks when a message was written since it was read, and the batch still applies once', async () => {
+        const [target, other] = await acceptedMany(2);
+        if (!target || !other) throw new Error('two messages were accepted');
+        const states = app.app.get(DeliveryStatesRepository);
+        const late = [
+          outcomeEvent(target, 'message.delivered', { status: 'Delivered', time: minute(2) }),
+          outcomeEvent(other, 'message.delivered', { status: 'Delivered', time: minute(2) }),
+        ].map((event) => toDeliveryOutcome(event));
+        const read = await states.readBatch(late);
+        // Written in between: the target's deferral, applied by another batch.
+        await service.applyBatch([
+          toDeliveryOutcome(
+            outcomeEvent(target, 'message.transient_error', {
+              status: 'Deferred',
+              time: minute(1),
+            }),
+          ),
+        ]);
+        const stale = read.messages.map((message) => ({
+          id: message.id,
+          state: { ...message.state, status: 'Delivered' as const },
+        }));
+        const claims = late.map((outcome) => ({
+          eventId: outcome.eventId,
+          messageId: outcome.messageId,
+          type: outcome.type,
+        }));
+
+        await expect(
+          states.writeIfUnchanged(stale, read.versions, claims, new Date()),
+        ).resolves.toBe(false);
+        expect((await rows([target, other])).map((row) => row.processed_events)).toEqual([1, 0]);
+        expect(await rows([target, other])).toMatchObject([
+          { status: 'Deferred' },
+          { status: 'Received' },
+        ]);
+
+        await expect(service.applyBatch(late)).resolves.toEqual(['applied', 'applied']);
+        await expect(service.applyBatch(late)).resolves.toEqual(['duplicate', 'duplicate']);
+        expect(await rows([target, other])).toMatchObject([
+          { status: 'Delivered', num_attempts: 2, processed_events: 2 },
+          { status: 'Delivered', num_attempts: 1, processed_events: 1 },
+        ]);
       });
 
       it('commits two batches over the same messages at once, each event once, without deadlock', async () => {
