@@ -322,6 +322,48 @@ export function deliveryBatchSuite(getApp: () => MessagesTestApp): void {
         ]);
       });
 
+      it('writes nothing without locks when a message is written while the write waits for its lock', async () => {
+        const target = nth(await acceptedMany(1), 0);
+        const states = app.app.get(DeliveryStatesRepository);
+        const outcome = toDeliveryOutcome(
+          outcomeEvent(target, 'message.delivered', { status: 'Delivered', time: minute(2) }),
+        );
+        const read = await states.readBatch([outcome]);
+        const other = app.dataSource.createQueryRunner();
+        await other.connect();
+        try {
+          await other.startTransaction();
+          await other.query(`UPDATE messages.messages SET updated_at = now() WHERE id = $1`, [
+            target.id,
+          ]);
+          const write = states.writeIfUnchanged(
+            read.messages.map((message) => ({
+              id: message.id,
+              state: { ...message.state, status: 'Delivered' as const },
+            })),
+            read.versions,
+            [{ eventId: outcome.eventId, messageId: target.id, type: outcome.type }],
+            new Date(),
+          );
+          await pollUntil(
+            () =>
+              app.dataSource.query<Array<{ count: number }>>(
+                `SELECT count(*)::int AS count FROM pg_stat_activity
+                 WHERE wait_event_type = 'Lock' AND query LIKE '%WITH unchanged AS%'`,
+              ),
+            ([waiting]) => (waiting?.count ?? 0) > 0,
+            { timeoutMs: 10_000, what: 'the write waiting for the lock' },
+          );
+          await other.commitTransaction();
+
+          await expect(write).resolves.toBe(false);
+        } finally {
+          if (other.isTransactionActive) await other.rollbackTransaction();
+          await other.release();
+        }
+        expect(await rows([target])).toMatchObject([{ status: 'Received', processed_events: 0 }]);
+      });
+
       it('commits two batches over the same messages at once, each event once, without deadlock', async () => {
         const targets = await acceptedMany(8);
         const deferrals = targets.map((target) =>
