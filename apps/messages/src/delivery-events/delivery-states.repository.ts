@@ -168,9 +168,10 @@ const WRITE_STATES_SQL = `
   WHERE m.id = u.id`;
 
 /**
- * The delivery state of messages and the events applied to them (messages.processed_events). The
- * statements run in the caller's transaction; a batch's run one each whatever its size, in this
- * order: lock the messages and claim the events, then write the states.
+ * The delivery state of messages and the events applied to them (messages.processed_events). A
+ * batch's statements run one each whatever its size: read, then claim and write if unchanged, each
+ * on its own; or, in the caller's transaction, lock the messages and claim the events, then write
+ * the states.
  */
 @Injectable()
 export class DeliveryStatesRepository {
