@@ -6,6 +6,7 @@ import { pollUntil } from '@envoi/shared-testing';
 
 import { DeliveryEventsService } from '../../src/delivery-events/delivery-events.service';
 import { toDeliveryOutcome } from '../../src/delivery-events/delivery-outcome';
+import { DeliveryStatesRepository } from '../../src/delivery-events/delivery-states.repository';
 import {
   type EventTarget,
   handledUpTo,
@@ -239,6 +240,128 @@ export function deliveryBatchSuite(getApp: () => MessagesTestApp): void {
         const [row] = await rows([target]);
         expect(row).toMatchObject({ status: 'Delivered', num_attempts: 3, processed_events: 3 });
         expect(row?.delivery_attempts).toHaveLength(3);
+      });
+
+      it('claims only the events of its messages and their account, under the message id as stored', async () => {
+        // Data retention 0 and a final status: the batch takes the locking transaction.
+        const [target, other] = await acceptedMany(2, { retention: { metadata: 3, data: 0 } });
+        if (!target || !other) throw new Error('two messages were accepted');
+        const strangerAccount = randomUUID();
+        const shared = randomUUID();
+        // The same event id first as another account's, then as the message's own (upper case).
+        const batch = [
+          outcomeEvent({ ...target, accountId: strangerAccount }, 'message.delivered', {
+            status: 'Delivered',
+            id: shared,
+          }),
+          outcomeEvent(
+            { ...target, id: target.id.toUpperCase(), accountId: target.accountId.toUpperCase() },
+            'message.delivered',
+            { status: 'Delivered', id: shared },
+          ),
+          outcomeEvent({ ...other, accountId: strangerAccount }, 'message.delivered', {
+            status: 'Delivered',
+          }),
+        ];
+
+        const results = await service.applyBatch(batch.map((event) => toDeliveryOutcome(event)));
+
+        expect(results).toEqual(['unknown_message', 'applied', 'unknown_message']);
+        const claims = await app.dataSource.query<Array<{ record_id: string; type: string }>>(
+          `SELECT record_id, type FROM messages.processed_events WHERE event_id = ANY($1)`,
+          [batch.map((event) => event.id)],
+        );
+        expect(claims).toEqual([{ record_id: target.id, type: 'message.delivered' }]);
+        const [delivered, untouched] = await rows([target, other]);
+        expect(delivered).toMatchObject({ status: 'Delivered', processed_events: 1 });
+        expect(untouched).toMatchObject({ status: 'Received', processed_events: 0 });
+      });
+
+      it('writes nothing without locks when a message was written since it was read, and the batch still applies once', async () => {
+        const [target, other] = await acceptedMany(2);
+        if (!target || !other) throw new Error('two messages were accepted');
+        const states = app.app.get(DeliveryStatesRepository);
+        const late = [
+          outcomeEvent(target, 'message.delivered', { status: 'Delivered', time: minute(2) }),
+          outcomeEvent(other, 'message.delivered', { status: 'Delivered', time: minute(2) }),
+        ].map((event) => toDeliveryOutcome(event));
+        const read = await states.readBatch(late);
+        // Written in between: the target's deferral, applied by another batch.
+        await service.applyBatch([
+          toDeliveryOutcome(
+            outcomeEvent(target, 'message.transient_error', {
+              status: 'Deferred',
+              time: minute(1),
+            }),
+          ),
+        ]);
+        const stale = read.messages.map((message) => ({
+          id: message.id,
+          state: { ...message.state, status: 'Delivered' as const },
+        }));
+        const claims = late.map((outcome) => ({
+          eventId: outcome.eventId,
+          messageId: outcome.messageId,
+          type: outcome.type,
+        }));
+
+        await expect(
+          states.writeIfUnchanged(stale, read.versions, claims, new Date()),
+        ).resolves.toBe(false);
+        expect((await rows([target, other])).map((row) => row.processed_events)).toEqual([1, 0]);
+        expect(await rows([target, other])).toMatchObject([
+          { status: 'Deferred' },
+          { status: 'Received' },
+        ]);
+
+        await expect(service.applyBatch(late)).resolves.toEqual(['applied', 'applied']);
+        await expect(service.applyBatch(late)).resolves.toEqual(['duplicate', 'duplicate']);
+        expect(await rows([target, other])).toMatchObject([
+          { status: 'Delivered', num_attempts: 2, processed_events: 2 },
+          { status: 'Delivered', num_attempts: 1, processed_events: 1 },
+        ]);
+      });
+
+      it('writes nothing without locks when a message is written while the write waits for its lock', async () => {
+        const target = nth(await acceptedMany(1), 0);
+        const states = app.app.get(DeliveryStatesRepository);
+        const outcome = toDeliveryOutcome(
+          outcomeEvent(target, 'message.delivered', { status: 'Delivered', time: minute(2) }),
+        );
+        const read = await states.readBatch([outcome]);
+        const other = app.dataSource.createQueryRunner();
+        await other.connect();
+        try {
+          await other.startTransaction();
+          await other.query(`UPDATE messages.messages SET updated_at = now() WHERE id = $1`, [
+            target.id,
+          ]);
+          const write = states.writeIfUnchanged(
+            read.messages.map((message) => ({
+              id: message.id,
+              state: { ...message.state, status: 'Delivered' as const },
+            })),
+            read.versions,
+            [{ eventId: outcome.eventId, messageId: target.id, type: outcome.type }],
+            new Date(),
+          );
+          await pollUntil(
+            () =>
+              app.dataSource.query<Array<{ count: number }>>(
+                `SELECT count(*)::int AS count FROM pg_stat_activity
+                 WHERE wait_event_type = 'Lock' AND query LIKE '%WITH unchanged AS%'`,
+              ),
+            ([waiting]) => (waiting?.count ?? 0) > 0,
+            { timeoutMs: 10_000, what: 'the write waiting for the lock' },
+          );
+          await other.commitTransaction();
+
+          await expect(write).resolves.toBe(false);
+        } finally {
+          if (other.isTransactionActive) await other.rollbackTransaction();
+          await other.release();
+        }
+        expect(await rows([target])).toMatchObject([{ status: 'Received', processed_events: 0 }]);
       });
 
       it('commits two batches over the same messages at once, each event once, without deadlock', async () => {
