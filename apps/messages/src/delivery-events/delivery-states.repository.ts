@@ -112,7 +112,8 @@ const WRITE_IF_UNCHANGED_SQL = `
   )
   SELECT ok FROM check_passed`;
 
-interface LockedRow {
+/** A message's DELIVERY_COLUMNS, as a batch reads them (locked or not). */
+interface DeliveryRow {
   id: string;
   account_id: string;
   retention_data_days: number;
@@ -124,7 +125,7 @@ interface LockedRow {
   delivery_attempts: DeliveryAttemptRecord[];
 }
 
-function toBatchMessage(row: LockedRow): BatchMessage {
+function toBatchMessage(row: DeliveryRow): BatchMessage {
   return {
     id: row.id,
     accountId: row.account_id,
@@ -198,7 +199,7 @@ export class DeliveryStatesRepository {
     outcomes: readonly DeliveryOutcome[],
     manager: EntityManager = this.dataSource.manager,
   ): Promise<LockedBatch> {
-    const rows = await preparedQuery<LockedRow & { claimed_event_ids: string[] }>(
+    const rows = await preparedQuery<DeliveryRow & { claimed_event_ids: string[] }>(
       manager,
       LOCK_AND_CLAIM_SQL,
       [
@@ -268,7 +269,7 @@ export class DeliveryStatesRepository {
    */
   async readBatch(outcomes: readonly DeliveryOutcome[]): Promise<ReadBatch> {
     const rows = await preparedQuery<
-      LockedRow & { version: string; processed_event_ids: string[] }
+      DeliveryRow & { version: string; processed_event_ids: string[] }
     >(this.dataSource.manager, READ_BATCH_SQL, [
       [...new Set(outcomes.map((outcome) => outcome.messageId))],
       outcomes.map((outcome) => outcome.eventId),

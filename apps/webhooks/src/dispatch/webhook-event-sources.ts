@@ -15,7 +15,10 @@ type EventData = Readonly<Record<string, unknown>>;
 
 /** How the fan-out reads one event type of the EVENTS stream. */
 export interface WebhookEventSource {
-  /** The stream subjects that carry it (a type may come from more than one service). */
+  /**
+   * The stream subjects that carry it (a type may come from more than one service; a batch
+   * subject carries several events of the type in one message, see decodeWebhookEvents).
+   */
   subjects: readonly StreamSubject<unknown>[];
   /** The domain whose scoped webhooks receive the event; null: only global ones. */
   domainOf(data: EventData): string | null;
@@ -53,9 +56,14 @@ const messageEvent = (
  * inbound routes as one more entry).
  */
 export const WEBHOOK_EVENT_SOURCES: Readonly<Record<WebhookEventType, WebhookEventSource>> = {
-  // Sent mail, and mail the MX took for a route: the latter is about its recipient's domain.
+  // Sent mail (a send's events come in batches, older rows one by one), and mail the MX took
+  // for a route: the latter is about its recipient's domain.
   'message.reception': {
-    ...messageEvent([MessagesStreamSubjects.reception, InboundStreamSubjects.reception]),
+    ...messageEvent([
+      MessagesStreamSubjects.receptionBatch,
+      MessagesStreamSubjects.reception,
+      InboundStreamSubjects.reception,
+    ]),
     domainOf: (data) =>
       domainOfAddress(data['direction'] === 'inbound' ? data['recipient'] : data['from']),
   },
@@ -91,15 +99,13 @@ export const WEBHOOK_EVENT_SOURCES: Readonly<Record<WebhookEventType, WebhookEve
 
 /**
  * The durable consumer of each subject: `webhooks-<entity>-<event>` from
- * `events.<entity>.<event>.v<N>` (one filter subject each). Accepted mail announces its
- * `message.reception` events in batches, on a subject of their own.
+ * `events.<entity>.<event>.v<N>` (one filter subject each).
  */
 export const WEBHOOK_EVENT_DURABLES: Readonly<Record<string, StreamSubject<unknown>>> =
   Object.fromEntries(
-    [
-      ...Object.values(WEBHOOK_EVENT_SOURCES).flatMap((source) => source.subjects),
-      MessagesStreamSubjects.receptionBatch,
-    ].map((subject) => [durableName(subject), subject]),
+    Object.values(WEBHOOK_EVENT_SOURCES)
+      .flatMap((source) => source.subjects)
+      .map((subject) => [durableName(subject), subject]),
   );
 
 function durableName(subject: StreamSubject<unknown>): string {
