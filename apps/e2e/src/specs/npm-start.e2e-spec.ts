@@ -5,7 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
-import { findFreePort, isPortOpen, PLATFORM_SERVICES } from '@envoi/shared-infra';
+import { findStablePorts, isPortOpen, PLATFORM_SERVICES } from '@envoi/shared-infra';
 import { pollUntil } from '@envoi/shared-testing';
 
 import { allAnswer, getHealth, readinessByService } from '../support/health';
@@ -62,16 +62,19 @@ describe('npm start', () => {
   beforeAll(async () => {
     dataDir = mkdtempSync(path.join(os.tmpdir(), 'envoi-start-'));
     chmodSync(dataDir, 0o755);
-    httpsPort = await findFreePort();
-    smtpPort = await findFreePort();
-    mxPort = await findFreePort();
+    // The second start listens on the same ports again: below the ephemeral range, so that no
+    // connection made meanwhile holds one as its source port.
+    const [https, smtp, mx, postgres, nats] = await findStablePorts(5);
+    httpsPort = https ?? 0;
+    smtpPort = smtp ?? 0;
+    mxPort = mx ?? 0;
     env = {
       ...process.env,
       DATABASE_URL: '',
       NATS_URL: '',
       ENVOI_DATA_DIR: dataDir,
-      ENVOI_POSTGRES_PORT: String(await findFreePort()),
-      ENVOI_NATS_PORT: String(await findFreePort()),
+      ENVOI_POSTGRES_PORT: String(postgres),
+      ENVOI_NATS_PORT: String(nats),
       HTTPS_PORT: String(httpsPort),
       ENVOI_SMTP_PORT: String(smtpPort),
       ENVOI_SMTP_MX_PORT: String(mxPort),
