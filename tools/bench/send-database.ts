@@ -40,14 +40,14 @@ export interface EnvoiStorage extends StoredCheck {
   outboxRows: number;
   /**
    * Stream messages the outbox rows carry: a reception batch per send (up to 100 messages'
-   * `message.reception` events), a send's receptions event per send and a job per chunk.
+   * `message.reception` events) and a job per chunk.
    */
   outboxMessages: number;
   /** `message.reception_batch` events. */
   receptionBatches: number;
   /** The `message.reception` events those batches carry: one per stored message. */
   batchedReceptions: number;
-  /** `message.send_receptions` events (one per send that stored messages). */
+  /** `message.send_receptions` events (none since usage counts reception batches). */
   sendReceptionEvents: number;
   /** Delivery jobs of the stored messages (a send's chunk shares one). */
   deliveryJobs: number;

@@ -684,7 +684,7 @@ function storageProblems(envoi: EnvoiStorage, bare: StoredCheck): string[] {
     envoi.receptionBatches + envoi.sendReceptionEvents + envoi.deliveryJobs
   ) {
     problems.push(
-      `${envoi.outboxMessages} outbox messages for ${envoi.receptionBatches} reception batches, ${envoi.sendReceptionEvents} sends and ${envoi.deliveryJobs} delivery jobs (expected a reception batch and a send's receptions each per send, and a job each)`,
+      `${envoi.outboxMessages} outbox messages for ${envoi.receptionBatches} reception batches, ${envoi.sendReceptionEvents} sends and ${envoi.deliveryJobs} delivery jobs (expected reception batches, no send's receptions since sends are counted from those batches, and a job each)`,
     );
   }
   if (envoi.sendReceptionEvents > envoi.deliveryJobs) {

@@ -30,6 +30,7 @@ export class AppModule {
           outbox: { settings: config },
           consumes: [
             DomainsStreamSubjects.deleted,
+            MessagesStreamSubjects.receptionBatch,
             MessagesStreamSubjects.sendReceptions,
             ...NOTIFICATION_SUBJECTS,
           ],

@@ -13,7 +13,6 @@ import {
   type CreateMessageResult,
   type MessageReceptionBatchEvent,
   type MessageReceptionEvent,
-  type MessageSendReceptionsEvent,
   MessagesStreamSubjects,
   MessagesSubjects,
   type MessageSuppressedAtAcceptEvent,
@@ -138,10 +137,9 @@ export interface MessagesTestApp {
   jobs: StreamCollector<AnyDeliveryJob>;
   /**
    * The events of sends: receptions and suppressed recipients (`events.message.>` but the
-   * send receptions, which `sendReceptions` has).
+   * send receptions, which sends no longer publish).
    */
   events: StreamCollector<SendEvent>;
-  sendReceptions: StreamCollector<MessageSendReceptionsEvent>;
   close(): Promise<void>;
 }
 
@@ -232,15 +230,9 @@ export async function startMessagesService(): Promise<MessagesTestApp> {
       'events.message.>',
       [MessagesStreamSubjects.sendReceptions.name],
     );
-    const sendReceptions = await StreamCollector.start<MessageSendReceptionsEvent>(
-      connection,
-      EVENTS_STREAM,
-      MessagesStreamSubjects.sendReceptions.name,
-    );
     stops.push(() => {
       jobs.stop();
       events.stop();
-      sendReceptions.stop();
       return Promise.resolve();
     });
 
@@ -254,7 +246,6 @@ export async function startMessagesService(): Promise<MessagesTestApp> {
       dns,
       jobs,
       events,
-      sendReceptions,
       close: stopAll,
     };
   } catch (error) {

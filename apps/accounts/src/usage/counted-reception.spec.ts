@@ -21,6 +21,27 @@ function sendReceptions(
   };
 }
 
+const OTHER_ACCOUNT_ID = '3b7c0f52-1d8e-4a6b-9c2f-5e4d3a2b1c0d';
+
+function reception(messageId: string, accountId: string, timestamp: string) {
+  return {
+    id: `reception-${messageId}`,
+    type: 'message.reception',
+    timestamp,
+    data: { account_id: accountId, event: 'on_reception', id: messageId, is_bot: false },
+  };
+}
+
+function receptionBatch(events: unknown[], overrides: Record<string, unknown> = {}) {
+  return {
+    id: 'b1',
+    type: 'message.reception_batch',
+    timestamp: '2026-11-25T19:30:00.000Z',
+    data: { account_id: ACCOUNT_ID, events },
+    ...overrides,
+  };
+}
+
 describe('toCountedReceptions', () => {
   it('takes each message of the send, its account and the acceptance time', () => {
     const receivedAt = new Date('2026-11-25T19:30:00.000Z');
@@ -39,6 +60,44 @@ describe('toCountedReceptions', () => {
     ['a bad timestamp', sendReceptions({ timestamp: 'yesterday' })],
     ['no envelope', null],
   ])('refuses %s as unprocessable', (_case, event) => {
+    expect(() => toCountedReceptions(event)).toThrow(UnprocessableMessageError);
+  });
+
+  it("takes each event of a reception batch: its message, account and send's acceptance time", () => {
+    const batch = receptionBatch([
+      reception(MESSAGE_IDS[0] ?? '', ACCOUNT_ID, '2026-11-30T23:59:59.999Z'),
+      reception(MESSAGE_IDS[1] ?? '', OTHER_ACCOUNT_ID, '2026-12-01T00:00:00.000Z'),
+    ]);
+    expect(toCountedReceptions(batch)).toEqual([
+      {
+        messageId: MESSAGE_IDS[0],
+        accountId: ACCOUNT_ID,
+        receivedAt: new Date('2026-11-30T23:59:59.999Z'),
+      },
+      {
+        messageId: MESSAGE_IDS[1],
+        accountId: OTHER_ACCOUNT_ID,
+        receivedAt: new Date('2026-12-01T00:00:00.000Z'),
+      },
+    ]);
+  });
+
+  const good = reception(MESSAGE_IDS[0] ?? '', ACCOUNT_ID, '2026-11-25T19:30:00.000Z');
+  it.each([
+    ['no events', receptionBatch([])],
+    ['events that are not a list', receptionBatch([], { data: { events: 'none' } })],
+    ['an event of another type', receptionBatch([good, { ...good, type: 'message.delivered' }])],
+    [
+      'an event without a message id',
+      receptionBatch([{ ...good, data: { account_id: ACCOUNT_ID } }]),
+    ],
+    [
+      'an event with a bad account id',
+      receptionBatch([{ ...good, data: { id: MESSAGE_IDS[0], account_id: 'acme' } }]),
+    ],
+    ['an event with a bad timestamp', receptionBatch([{ ...good, timestamp: 'soon' }])],
+    ['an event that is not an object', receptionBatch([good, 'm2'])],
+  ])('refuses a reception batch with %s as unprocessable', (_case, event) => {
     expect(() => toCountedReceptions(event)).toThrow(UnprocessableMessageError);
   });
 });

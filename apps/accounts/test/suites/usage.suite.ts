@@ -6,7 +6,10 @@ import { MessagesStreamSubjects } from '@envoi/contracts-messages';
 import { pollUntil } from '@envoi/shared-testing';
 
 import { CountedReceptionsPurgeService } from '../../src/usage/counted-receptions-purge.service';
-import { RECEPTION_COUNT_DURABLE } from '../../src/usage/reception-events.controller';
+import {
+  RECEPTION_BATCH_COUNT_DURABLE,
+  RECEPTION_COUNT_DURABLE,
+} from '../../src/usage/reception-events.controller';
 import type { AccountsTestApp } from '../accounts-test-app';
 
 export function usageSuite(getApp: () => AccountsTestApp): void {
@@ -27,33 +30,76 @@ export function usageSuite(getApp: () => AccountsTestApp): void {
       timestamp = new Date().toISOString(),
       eventId = randomUUID(),
     ): Promise<number> {
-      const event = {
+      return publish(MessagesStreamSubjects.sendReceptions.name, {
         id: eventId,
         type: 'message.send_receptions',
         timestamp,
         data: { account_id: accountId, message_ids: messageIds },
-      };
+      });
+    }
+
+    /** A message's `message.reception` event, as a send's commit writes it. */
+    interface Reception {
+      accountId: string;
+      messageId: string;
+      timestamp?: string;
+    }
+
+    /**
+     * Publishes a message.reception_batch of these receptions (of one commit, several sends and
+     * accounts alike) as the messages relay does; answers its sequence.
+     */
+    async function publishBatch(
+      receptions: readonly Reception[],
+      batchId = randomUUID(),
+    ): Promise<number> {
+      const events = receptions.map(({ accountId, messageId, timestamp }) => ({
+        id: randomUUID(),
+        type: 'message.reception',
+        timestamp: timestamp ?? new Date().toISOString(),
+        data: {
+          account_id: accountId,
+          event: 'on_reception',
+          from: 'sender@usage.example.com',
+          recipient: 'someone@example.net',
+          subject: 'Hello',
+          message_id_header: `<${messageId}@usage.example.com>`,
+          id: messageId,
+          is_bot: false,
+        },
+      }));
+      return publish(MessagesStreamSubjects.receptionBatch.name, {
+        id: batchId,
+        type: 'message.reception_batch',
+        timestamp: events[0]?.timestamp,
+        data: { account_id: receptions[0]?.accountId, events },
+      });
+    }
+
+    async function publish(
+      subject: string,
+      event: { id: string; type: string; timestamp: unknown; data: unknown },
+    ): Promise<number> {
       const ack = await app.connection
         .jetstream()
-        .publish(
-          MessagesStreamSubjects.sendReceptions.name,
-          new TextEncoder().encode(JSON.stringify(event)),
-          { msgID: eventId },
-        );
+        .publish(subject, new TextEncoder().encode(JSON.stringify(event)), { msgID: event.id });
       return ack.seq;
     }
 
     const publishReception = (accountId: string, messageId: string, timestamp?: string) =>
       publishReceptions(accountId, [messageId], timestamp);
 
-    async function consumedThrough(seq: number): Promise<void> {
+    async function consumedThrough(seq: number, durable = RECEPTION_COUNT_DURABLE): Promise<void> {
       const jsm = await app.connection.jetstreamManager();
       await pollUntil(
-        () => jsm.consumers.info(EVENTS_STREAM, RECEPTION_COUNT_DURABLE),
+        () => jsm.consumers.info(EVENTS_STREAM, durable),
         (info) => info.ack_floor.stream_seq >= seq,
-        { timeoutMs: 15_000, what: `the reception consumer to acknowledge #${seq}` },
+        { timeoutMs: 15_000, what: `${durable} to acknowledge #${seq}` },
       );
     }
+
+    const batchesConsumedThrough = (seq: number) =>
+      consumedThrough(seq, RECEPTION_BATCH_COUNT_DURABLE);
 
     async function countOf(accountId: string, period: string): Promise<number | undefined> {
       const rows = await app.dataSource.query<Array<{ count: number }>>(
@@ -81,6 +127,72 @@ export function usageSuite(getApp: () => AccountsTestApp): void {
         [account.id],
       );
       expect(row?.last_activity_at).toBeInstanceOf(Date);
+    });
+
+    it('counts each message of reception batches once, however often its batch comes', async () => {
+      const { account } = await app.createAccount();
+      const { account: other } = await app.createAccount();
+      const mine = [randomUUID(), randomUUID(), randomUUID()];
+      const theirs = randomUUID();
+      // One commit's batch holds several sends' receptions; redelivered under the same id, then
+      // republished under a new one (an outbox row published again after a crash).
+      const receptions = [
+        ...mine.map((messageId) => ({ accountId: account.id, messageId })),
+        { accountId: other.id, messageId: theirs },
+      ];
+      const batchId = randomUUID();
+      await publishBatch(receptions, batchId);
+      await publishBatch(receptions, batchId);
+      await batchesConsumedThrough(await publishBatch(receptions));
+
+      expect(await countOf(account.id, currentPeriod())).toBe(3);
+      expect(await countOf(other.id, currentPeriod())).toBe(1);
+    });
+
+    it("counts a batch's receptions in the calendar month (UTC) of each one's send", async () => {
+      const { account } = await app.createAccount();
+      await batchesConsumedThrough(
+        await publishBatch([
+          { accountId: account.id, messageId: randomUUID(), timestamp: '2026-03-31T23:59:59.999Z' },
+          { accountId: account.id, messageId: randomUUID(), timestamp: '2026-04-01T00:00:00.000Z' },
+          { accountId: account.id, messageId: randomUUID(), timestamp: '2026-04-01T00:00:00.001Z' },
+        ]),
+      );
+
+      expect(await countOf(account.id, '2026-03-01')).toBe(1);
+      expect(await countOf(account.id, '2026-04-01')).toBe(2);
+    });
+
+    it('counts a send published before the upgrade once, from its send receptions and its batch alike', async () => {
+      const { account } = await app.createAccount();
+      const timestamp = new Date().toISOString();
+      const before = [randomUUID(), randomUUID()];
+      const after = randomUUID();
+      // A send of the earlier version published both events; a later send, its batch alone.
+      const sent = await publishReceptions(account.id, before, timestamp);
+      const batched = await publishBatch([
+        ...before.map((messageId) => ({ accountId: account.id, messageId, timestamp })),
+        { accountId: account.id, messageId: after },
+      ]);
+      await consumedThrough(sent);
+      await batchesConsumedThrough(batched);
+
+      expect(await countOf(account.id, currentPeriod())).toBe(3);
+    });
+
+    it('drops a reception batch that can never be counted, and counts the next one', async () => {
+      const { account } = await app.createAccount();
+      await publish(MessagesStreamSubjects.receptionBatch.name, {
+        id: randomUUID(),
+        type: 'message.reception_batch',
+        timestamp: new Date().toISOString(),
+        data: { account_id: account.id, events: [] },
+      });
+      await batchesConsumedThrough(
+        await publishBatch([{ accountId: account.id, messageId: randomUUID() }]),
+      );
+
+      expect(await countOf(account.id, currentPeriod())).toBe(1);
     });
 
     it('counts a reception in the calendar month (UTC) it was accepted in', async () => {

@@ -61,7 +61,7 @@ import {
 import { ControlHeaderError, withHeaderControls } from '../submissions/control-headers';
 import { TrackingRepository } from '../tracking/tracking.repository';
 import { deliveryChunks, firstDeliveryJob } from './delivery-chunks';
-import { GroupCommits } from './group-commits';
+import type { GroupCommits } from './group-commits';
 import { combinedInsertStatement, type InsertStatement, rowArraysStatement } from './insert-rows';
 import type { MessageKind } from './message.entity';
 import { messageIdHeader, messageIdHeaderKey, uuidv7, uuidv7s } from './message-ids';
@@ -75,15 +75,9 @@ import { receptionBatchEntries } from './reception-batches';
 import { checkSchedule, type EffectiveOptions, effectiveOptions } from './send-options';
 import { type SendAttachmentRow, type SendRow, SendsRepository } from './sends.repository';
 import { composedSizeBound, type SizeParts } from './size-bound';
+import { submissionCommits } from './submission-commits';
 import { suppressedAtAcceptEntries } from './suppressed-at-accept';
 import { SuppressionChecks, suppressionKey } from './suppression-checks.service';
-
-/**
- * Submissions (one SMTP transaction each) committed at once in one lane, and lanes: the SMTP
- * edge's connections wait on their commits, so several come together under load; those of one
- * request (an edge's batch) are gathered into one group.
- */
-const SUBMISSION_GROUP_COMMITS = { lanes: 2, maxCallersPerGroup: 16, gatherTurn: true } as const;
 
 /** A larger submission goes alone: a group's statement carries every message of the group. */
 function isGroupable(submitted: Submitted): boolean {
@@ -122,18 +116,10 @@ interface StoredSend {
   /** A send submitted over SMTP: its raw message, and the reply its idempotency record keeps. */
   submitted?: Submitted;
   /**
-   * Committed with the submissions that come together (see commitGrouped): its
-   * `message.send_receptions` is the group's, not its own.
+   * Committed with the submissions that come together (see commitGrouped): its reception events
+   * travel in the group's `message.reception_batch` stream messages, not in their own.
    */
   grouped: boolean;
-}
-
-/** The messages a send stored, which a `message.send_receptions` event names. */
-interface SendReceptions {
-  accountId: string;
-  /** The send's acceptance (the event's timestamp). */
-  timestamp: string;
-  messageIds: string[];
 }
 
 /** What a send submitted over SMTP adds to storing it. */
@@ -459,7 +445,7 @@ function fitReply(data: CreatedMessageRecord[]): CreateMessageResult {
 export class AcceptService {
   private readonly logger = new Logger(AcceptService.name);
   /** Submissions committed together when they come together (see GroupCommits). */
-  private readonly submissionCommits: GroupCommits<SendReceptions>;
+  private readonly submissionCommits: GroupCommits<readonly MessageReceptionEvent[]>;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -475,14 +461,9 @@ export class AcceptService {
     private readonly acceptedRequests: AcceptedRequests,
     private readonly credits: CreditReservations,
   ) {
-    this.submissionCommits = new GroupCommits(
+    this.submissionCommits = submissionCommits(
       (statement) => preparedQuery(this.dataSource.manager, statement.sql, statement.parameters),
-      {
-        ...SUBMISSION_GROUP_COMMITS,
-        groupStatements: (receptions) => [
-          outboxRowsStatement(this.dataSource.manager, sendReceptionsEntries(receptions)),
-        ],
-      },
+      (entries) => outboxRowsStatement(this.dataSource.manager, entries),
     );
   }
 
@@ -793,11 +774,12 @@ export class AcceptService {
     const reply = fitReply(data);
     const statements = this.rowStatements(stored, drafts);
     if (grouped) {
-      await this.commitGrouped(request, recorded(reply), statements, {
-        accountId: setting.accountId,
-        timestamp: setting.now.toISOString(),
-        messageIds: drafts.map((draft) => draft.id),
-      });
+      await this.commitGrouped(
+        request,
+        recorded(reply),
+        statements,
+        receptionEvents(setting, body, drafts),
+      );
     } else {
       await this.commit(request, recorded(reply), statements, submitted !== undefined);
     }
@@ -852,13 +834,13 @@ export class AcceptService {
 
   /**
    * Commits a submission's statements, its key claimed in them, with the submissions that come
-   * together (see GroupCommits); its messages are counted in the group's `message.send_receptions`.
+   * together (see GroupCommits); its reception events go in the group's reception batches.
    */
   private async commitGrouped(
     request: SendContext,
     reply: AcceptedReply,
     statements: InsertStatement[],
-    receptions: SendReceptions | undefined,
+    receptions: readonly MessageReceptionEvent[] | undefined,
   ): Promise<void> {
     const claim = this.acceptedRequests.claimStatement(request, reply);
     await this.submissionCommits.commit(claim ? [claim, ...statements] : statements, receptions);
@@ -926,7 +908,7 @@ export class AcceptService {
   /**
    * One INSERT per table, to run as one statement (each column one array parameter, expanded by
    * PostgreSQL): the send and its attachments, the messages, their tracked links, and the outbox
-   * rows (reception events first, the send's receptions event, then the suppressed recipients'
+   * rows (reception events first unless the group's carry them, then the suppressed recipients'
    * events, then the delivery jobs, due at the first attempt).
    */
   private rowStatements(stored: StoredSend, drafts: Draft[]): InsertStatement[] {
@@ -1025,23 +1007,9 @@ export class AcceptService {
           })),
         )
       : [];
-    const timestamp = now.toISOString();
-    const receptions = [
-      ...receptionBatchEntries(
-        setting.accountId,
-        timestamp,
-        drafts.map((draft) => receptionEvent(randomUUID(), timestamp, setting, body, draft)),
-      ),
-      ...(stored.grouped
-        ? []
-        : sendReceptionsEntries([
-            {
-              accountId: setting.accountId,
-              timestamp,
-              messageIds: drafts.map((draft) => draft.id),
-            },
-          ])),
-    ];
+    const receptions = stored.grouped
+      ? []
+      : receptionBatchEntries(receptionEvents(setting, body, drafts));
     const jobs: OutboxEntry[] = chunks.jobs.map(({ id, messageIds }) =>
       outboxEntry(
         MessagesStreamSubjects.deliveryJobs,
@@ -1079,28 +1047,14 @@ function outboxRowsStatement(
   return rowArraysStatement(enqueueOutboxStatement(manager, entries));
 }
 
-/**
- * The `message.send_receptions` events of sends committed together: their messages, for
- * consumers that count them, one event per account and second of acceptance (its first send's
- * timestamp), so that no message is counted in a billing period other than its own.
- */
-function sendReceptionsEntries(sends: readonly SendReceptions[]): OutboxEntry[] {
-  const merged = new Map<string, SendReceptions>();
-  for (const send of sends) {
-    const key = `${send.accountId} ${send.timestamp.slice(0, 19)}`;
-    const earlier = merged.get(key);
-    if (earlier) earlier.messageIds.push(...send.messageIds);
-    else merged.set(key, { ...send, messageIds: [...send.messageIds] });
-  }
-  return [...merged.values()].map(({ accountId, timestamp, messageIds }) => {
-    const id = randomUUID();
-    return outboxEntry(MessagesStreamSubjects.sendReceptions, id, {
-      id,
-      type: 'message.send_receptions',
-      timestamp,
-      data: { account_id: accountId, message_ids: messageIds },
-    });
-  });
+/** The `message.reception` events of a send's messages, timestamped at its acceptance. */
+function receptionEvents(
+  setting: SendSetting,
+  body: SendOptionsBody,
+  drafts: readonly Draft[],
+): MessageReceptionEvent[] {
+  const timestamp = setting.now.toISOString();
+  return drafts.map((draft) => receptionEvent(randomUUID(), timestamp, setting, body, draft));
 }
 
 /** The `message.reception` event (reference webhooks.yaml): always a message's first. */

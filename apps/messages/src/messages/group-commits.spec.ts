@@ -136,22 +136,22 @@ describe('GroupCommits', () => {
     await settle();
     expect(executed.map(({ statement }) => statement)).toEqual([
       {
-        sql: 'WITH s0 AS (INSERT INTO a (v) VALUES ($1)) INSERT INTO counts (notes) VALUES ($2)',
-        parameters: ['0', 'zero'],
+        sql: 'WITH s0 AS (INSERT INTO counts (notes) VALUES ($1)) INSERT INTO a (v) VALUES ($2)',
+        parameters: ['zero', '0'],
       },
       {
         sql:
-          'WITH s0 AS (INSERT INTO a (v) VALUES ($1)), s1 AS (INSERT INTO a (v) VALUES ($2)), ' +
-          's2 AS (INSERT INTO a (v) VALUES ($3)) INSERT INTO counts (notes) VALUES ($4)',
-        parameters: ['1', '2', '3', 'one,three'],
+          'WITH s0 AS (INSERT INTO counts (notes) VALUES ($1)), s1 AS (INSERT INTO a (v) VALUES ($2)), ' +
+          's2 AS (INSERT INTO a (v) VALUES ($3)) INSERT INTO a (v) VALUES ($4)',
+        parameters: ['one,three', '1', '2', '3'],
       },
     ]);
     executed[1]?.fail(new Error('duplicate key'));
     await settle();
     expect(executed.slice(2).map(({ statement }) => statement.parameters)).toEqual([
-      ['1', 'one'],
+      ['one', '1'],
       ['2'],
-      ['3', 'three'],
+      ['three', '3'],
     ]);
   });
 

@@ -14,8 +14,9 @@ export interface GroupCommitsOptions<Note> {
   lanes: number;
   maxCallersPerGroup: number;
   /**
-   * What a group adds for its callers' notes (one statement for many, such as a count of what
-   * they stored), committed with their statements; a caller that runs alone gets it for its own.
+   * What a group adds for its callers' notes (one statement for many, such as the events of what
+   * they stored), committed with their statements and ahead of them (a merged table's rows come
+   * first); a caller that runs alone gets it for its own.
    */
   groupStatements: (notes: readonly Note[]) => InsertStatement[];
   /**
@@ -126,8 +127,8 @@ export class GroupCommits<Note> {
   private async run(callers: readonly Pending<Note>[]): Promise<void> {
     const notes = callers.flatMap(({ note }) => (note === undefined ? [] : [note]));
     const combined = combinedInsertStatement([
-      ...callers.flatMap(({ statements }) => statements),
       ...(notes.length > 0 ? this.options.groupStatements(notes) : []),
+      ...callers.flatMap(({ statements }) => statements),
     ]);
     if (combined) await this.execute(combined);
   }

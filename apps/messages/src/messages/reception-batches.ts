@@ -21,14 +21,10 @@ function estimatedBytes({ data }: MessageReceptionEvent): number {
 }
 
 /**
- * The outbox rows of a send's `message.reception` events: one `message.reception_batch` stream
- * message per RECEPTION_BATCH_MAX_EVENTS events (fewer when their text is long), in order.
+ * One account's events in batches of RECEPTION_BATCH_MAX_EVENTS at most, fewer when their text is
+ * long, in order.
  */
-export function receptionBatchEntries(
-  accountId: string,
-  timestamp: string,
-  events: readonly MessageReceptionEvent[],
-): OutboxEntry[] {
+function batchesOf(events: readonly MessageReceptionEvent[]): MessageReceptionEvent[][] {
   const batches: MessageReceptionEvent[][] = [];
   let current: MessageReceptionEvent[] = [];
   let currentBytes = 0;
@@ -46,13 +42,38 @@ export function receptionBatchEntries(
     currentBytes += bytes;
   }
   if (current.length > 0) batches.push(current);
-  return batches.map((batch) => {
-    const id = randomUUID();
-    return outboxEntry(MessagesStreamSubjects.receptionBatch, id, {
-      id,
-      type: 'message.reception_batch',
-      timestamp,
-      data: { account_id: accountId, events: batch },
+  return batches;
+}
+
+/** The events by account, each account's in order, the accounts in the order they first come. */
+function byAccount(events: readonly MessageReceptionEvent[]): MessageReceptionEvent[][] {
+  const accounts = new Map<string, MessageReceptionEvent[]>();
+  for (const event of events) {
+    const own = accounts.get(event.data.account_id);
+    if (own) own.push(event);
+    else accounts.set(event.data.account_id, [event]);
+  }
+  return [...accounts.values()];
+}
+
+/**
+ * The outbox rows of the `message.reception` events of the sends committed together (one send's,
+ * or a group commit's): as few `message.reception_batch` stream messages as the limits allow,
+ * one account's events each (the batch names it), in order. A batch's timestamp is its first
+ * event's; each event keeps its own (its send's acceptance).
+ */
+export function receptionBatchEntries(events: readonly MessageReceptionEvent[]): OutboxEntry[] {
+  return byAccount(events)
+    .flatMap(batchesOf)
+    .map((batch) => {
+      const id = randomUUID();
+      const [first] = batch;
+      if (!first) throw new Error('a reception batch has events');
+      return outboxEntry(MessagesStreamSubjects.receptionBatch, id, {
+        id,
+        type: 'message.reception_batch',
+        timestamp: first.timestamp,
+        data: { account_id: first.data.account_id, events: batch },
+      });
     });
-  });
 }
