@@ -153,8 +153,8 @@ export interface MessageReceptionData {
 
 /**
  * `data` of `message.send_receptions` (internal, never a webhook): the messages one send stored,
- * each also announced by its own `message.reception`. Usage counts receptions from it: one stream
- * message per send instead of one per recipient.
+ * each also announced by its own `message.reception`. Versions before usage was counted from
+ * reception batches published it; usage still counts the rows they left.
  */
 export interface MessageSendReceptionsData {
   account_id: string;

@@ -88,8 +88,12 @@ export const MESSAGE_UPLOADS_BUCKET = 'message-uploads';
 export const MESSAGE_DOWNLOADS_BUCKET = 'message-downloads';
 
 export type MessageReceptionEvent = StreamEvent<'message.reception', MessageReceptionData>;
-/** `data` of `message.reception_batch`: the `message.reception` events of one send, or of a part. */
+/**
+ * `data` of `message.reception_batch`: the `message.reception` events of one account's sends
+ * committed together (one send, or the SMTP submissions of a group commit), or of a part.
+ */
 export interface MessageReceptionBatchData {
+  /** The account of every event. */
   account_id: string;
   /** Each as it would be published alone, its own id included (a webhook's `webhook-id`). */
   events: MessageReceptionEvent[];
@@ -113,14 +117,16 @@ export const MessagesStreamSubjects = {
   /** A message was accepted and queued (or scheduled): always its first event. */
   reception: streamSubject<MessageReceptionEvent>('events.message.reception.v1'),
   /**
-   * The `reception` events of a send, up to RECEPTION_BATCH_MAX_EVENTS per stream message: how
-   * accepted mail announces them (the relay and the stream carry one message, not one per
-   * recipient); consumers read each event as if it came on `reception`.
+   * The `reception` events of the sends one commit stored, up to RECEPTION_BATCH_MAX_EVENTS per
+   * stream message: how accepted mail announces them (the relay and the stream carry one message,
+   * not one per recipient); consumers read each event as if it came on `reception`, and usage is
+   * counted from them.
    */
   receptionBatch: streamSubject<MessageReceptionBatchEvent>('events.message.reception_batch.v1'),
   /**
    * The messages one send stored, in one event published with their `reception` events (never
-   * to webhooks): what consumers that only count receptions read, one stream message per send.
+   * to webhooks) by versions before usage was counted from reception batches; no longer
+   * published, still read for the rows those versions left in the stream.
    */
   sendReceptions: streamSubject<MessageSendReceptionsEvent>('events.message.send_receptions.v1'),
   /**
