@@ -7,7 +7,7 @@ import {
   isPlainText,
 } from 'nodemailer/lib/mime-funcs';
 
-import { hasOverlongTextLine } from './line-length';
+import { hasOverlongTextLine, MAX_LINE_OCTETS } from './line-length';
 import type { ComposeAddress, ComposeInput } from './mime';
 import { encodedText, withFinalLineBreak } from './mime-tree';
 
@@ -31,7 +31,7 @@ const PLAIN_SUBJECT = /^(?!.*=\?)[\x20\x21\x23-\x7e]*$/;
  * for each header): one To address, text and/or HTML, no AMP part, attachment, Cc, Reply-To or
  * custom header, addresses, names and subject that Nodemailer writes unchanged. Null for any
  * other message (composed with the tree). Byte for byte what {@link buildMimeTree} writes for
- * the same input (mime.spec.ts proves it on a corpus): the same header fields in Nodemailer's
+ * the same input (simple-mime.spec.ts proves it on a corpus): the same header fields in Nodemailer's
  * order, folded by its own foldLines, its choice of transfer encoding, the same encoders.
  * `baseBoundary`: the shared part of the multipart boundaries.
  */
@@ -39,12 +39,13 @@ export function simpleMime(input: ComposeInput, baseBoundary: string): Buffer | 
   const parts = textParts(input);
   const [to] = input.to;
   if (!parts || input.to.length !== 1 || !to || !isSimpleAddress(input.from)) return null;
-  if (!isSimpleAddress(to) || !isSimpleSubject(input.subject)) return null;
+  const subject = headerLine('Subject', input.subject);
+  if (!isSimpleAddress(to) || !isSimpleSubject(input.subject, subject)) return null;
 
   const addressed = [
     headerLine('From', addressValue(input.from)),
     headerLine('To', addressValue(to)),
-    headerLine('Subject', input.subject),
+    subject,
     headerLine('Message-ID', input.messageId),
     headerLine('Date', input.date.toUTCString().replace(/GMT/, '+0000')),
   ];
@@ -110,19 +111,29 @@ function crlf(content: string): string {
 /** An address and name Nodemailer writes as given (its host name is its own ASCII form). */
 function isSimpleAddress({ email, name }: ComposeAddress): boolean {
   const host = PLAIN_EMAIL.exec(email)?.[1];
-  return (
-    host !== undefined &&
-    domainToASCII(host) === host &&
-    (name === undefined || PLAIN_NAME.test(name))
-  );
+  return host !== undefined && isAsciiHost(host) && (name === undefined || PLAIN_NAME.test(name));
 }
 
-/** A subject written as given, folded at its spaces into lines within the limit. */
-function isSimpleSubject(subject: string): boolean {
+/** Host names that are their own ASCII form, as last seen (a send's hosts repeat). */
+const asciiHosts = new Set<string>();
+const ASCII_HOSTS_MAX = 1_000;
+
+/** Whether Nodemailer's punycode step (domainToASCII) gives the host name back unchanged. */
+function isAsciiHost(host: string): boolean {
+  if (asciiHosts.has(host)) return true;
+  if (domainToASCII(host) !== host) return false;
+  if (asciiHosts.size >= ASCII_HOSTS_MAX) asciiHosts.clear();
+  asciiHosts.add(host);
+  return true;
+}
+
+/** A subject written as given, folded (`line`) at its spaces into lines within the limit. */
+function isSimpleSubject(subject: string, line: string): boolean {
   return (
     subject.trim() !== '' &&
     PLAIN_SUBJECT.test(subject) &&
-    !hasOverlongTextLine(headerLine('Subject', subject))
+    // ASCII: a character is an octet.
+    (line.length <= MAX_LINE_OCTETS || !hasOverlongTextLine(line))
   );
 }
 
