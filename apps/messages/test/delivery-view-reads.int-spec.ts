@@ -88,7 +88,7 @@ describe('delivery view reads (prepared statements)', () => {
       messageRow(randomUUID(), {
         sendId,
         kind: 'message',
-        status: 'Queued',
+        status: 'Received',
         recipientName: null,
         substitutions: null,
         sandbox: false,

@@ -1,6 +1,7 @@
 import type { NatsConnection } from 'nats';
 import type { DataSource } from 'typeorm';
 
+import { eventsStreamDefinition } from './event-stream';
 import { claimRowLimit, DEFAULT_OUTBOX_RELAY_OPTIONS, OutboxRelay } from './outbox-relay';
 
 describe('claimRowLimit', () => {
@@ -34,7 +35,7 @@ describe('OutboxRelay.notify', () => {
       connection,
       {
         ...DEFAULT_OUTBOX_RELAY_OPTIONS,
-        stream: { name: 'S', subjects: ['s.>'] },
+        stream: eventsStreamDefinition(),
         intervalMs,
         wakeDelayMs,
       },
