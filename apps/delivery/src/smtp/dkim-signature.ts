@@ -67,17 +67,39 @@ export async function dkimSigned(raw: Buffer, signer: DkimSigner): Promise<Buffe
 
 /** The DKIM-Signature field up to its (empty) b= tag, folded as nodemailer writes it. */
 function dkimFieldStart(signer: DkimSigner, fieldNames: string, bodyHash: string): string {
-  const tags = [
-    'v=1',
-    `a=rsa-${HASH_ALGO}`,
-    'c=relaxed/relaxed',
-    `d=${asciiDomain(tagValue(signer.domainName))}`,
-    'q=dns/txt',
-    `s=${tagValue(signer.keySelector)}`,
-    `bh=${bodyHash}`,
-    `h=${tagValue(fieldNames)}`,
-  ];
-  return `${foldLines(`DKIM-Signature: ${tags.join('; ')}`, 76)};\r\n b=`;
+  const { beforeBodyHash, afterBodyHash } = signerTags(signer, fieldNames);
+  return `${foldLines(`DKIM-Signature: ${beforeBodyHash}; bh=${bodyHash}; ${afterBodyHash}`, 76)};\r\n b=`;
+}
+
+interface SignerTags {
+  beforeBodyHash: string;
+  afterBodyHash: string;
+}
+
+/** The tags around bh= by signer and signed field names, as last made (a send's repeat). */
+const signerTagsKept = new Map<string, SignerTags>();
+const SIGNER_TAGS_KEPT_MAX = 1_000;
+
+/** The field's tags but bh= (the same for every message of a signer with these header fields). */
+function signerTags(signer: DkimSigner, fieldNames: string): SignerTags {
+  const key = `${signer.domainName}\n${signer.keySelector}\n${fieldNames}`;
+  let tags = signerTagsKept.get(key);
+  if (!tags) {
+    tags = {
+      beforeBodyHash: [
+        'v=1',
+        `a=rsa-${HASH_ALGO}`,
+        'c=relaxed/relaxed',
+        `d=${asciiDomain(tagValue(signer.domainName))}`,
+        'q=dns/txt',
+        `s=${tagValue(signer.keySelector)}`,
+      ].join('; '),
+      afterBodyHash: `h=${tagValue(fieldNames)}`,
+    };
+    if (signerTagsKept.size >= SIGNER_TAGS_KEPT_MAX) signerTagsKept.clear();
+    signerTagsKept.set(key, tags);
+  }
+  return tags;
 }
 
 /** A tag value without the characters that would end it or open another tag (controls, ; =). */

@@ -15,12 +15,12 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { NatsConnection } from 'nats';
 
 import { MessagesConfig } from '../messages.config';
+import { type DeliveryMessage, DeliveryViewReads } from './delivery-view-reads';
 import { base64Length, deliveryViewsReply, SUBMITTED_FIELD_BYTES } from './delivery-views-reply';
-import type { MessageEntity } from './message.entity';
 import { MessageContents } from './message-contents.service';
 import { MessagesException } from './messages.exception';
 import { MessagesRepository } from './messages.repository';
-import { type SendContent, SendsRepository } from './sends.repository';
+import type { SendContent } from './sends.repository';
 
 /** What `,"content_base64":""` adds to a view's JSON around the content itself. */
 const CONTENT_FIELD_BYTES = 20;
@@ -31,7 +31,7 @@ export function fitsInline(size: number): boolean {
 }
 
 /** The view without its content. */
-export function toDeliveryView(message: MessageEntity): DeliveryView {
+export function toDeliveryView(message: DeliveryMessage): DeliveryView {
   return {
     id: message.id,
     message_id_header: message.messageIdHeader,
@@ -64,7 +64,7 @@ export class DeliveryViewService {
     private readonly contents: MessageContents,
     @Inject(NATS_CONNECTION) private readonly connection: NatsConnection,
     private readonly config: MessagesConfig,
-    private readonly sends: SendsRepository,
+    private readonly reads: DeliveryViewReads,
   ) {}
 
   async view(request: DeliveryViewRequest): Promise<DeliveryView> {
@@ -84,9 +84,9 @@ export class DeliveryViewService {
    * (MessagesSubjects.deliveryViewsV2): the worker composes each message itself.
    */
   async viewsWithSources(request: DeliveryViewsRequest): Promise<DeliveryViewsV2> {
-    const messages = await this.messages.findByIds(request.message_ids);
+    const messages = await this.reads.messages(request.message_ids);
     return deliveryViewsReply(messages, messages.map(toDeliveryView), {
-      content: (sendId) => this.sends.findContent(sendId),
+      content: (sendId) => this.reads.sendContent(sendId),
       raw: (messageId) => this.messages.findRaw(messageId),
       upload: (sendId, bytes) => this.download(`${sendId}.sources`, bytes),
     });

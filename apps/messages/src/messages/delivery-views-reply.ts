@@ -7,7 +7,7 @@ import {
 } from '@envoi/contracts-messages';
 import { toRecipientPartRecord, toSourcesRecord } from '@envoi/shared-composition';
 
-import type { MessageEntity } from './message.entity';
+import type { DeliveryMessage } from './delivery-view-reads';
 import { recipientPartOf } from './message-contents.service';
 import type { SendContent } from './sends.repository';
 
@@ -40,7 +40,7 @@ export function base64Length(size: number): number {
  * while they fit, otherwise its id goes to `separately`, as does a message whose part does not fit.
  */
 export async function deliveryViewsReply(
-  messages: readonly MessageEntity[],
+  messages: readonly DeliveryMessage[],
   bare: readonly DeliveryView[],
   reads: DeliveryReplyReads,
 ): Promise<DeliveryViewsV2> {
@@ -83,7 +83,7 @@ export async function deliveryViewsReply(
 
   /** A message sent as stored bytes: inline while they fit, else read alone. */
   const rawView = (
-    message: MessageEntity,
+    message: DeliveryMessage,
     view: DeliveryView,
     raw: Buffer | null,
     submitted: boolean,

@@ -6,7 +6,18 @@ import { MessagesRepository } from './messages.repository';
 import { type SendContent, SendsRepository } from './sends.repository';
 
 /** What the message adds to its send's sources. */
-export function recipientPartOf(message: MessageEntity): RecipientPart {
+export function recipientPartOf(
+  message: Pick<
+    MessageEntity,
+    | 'id'
+    | 'messageIdHeader'
+    | 'recipient'
+    | 'recipientName'
+    | 'substitutions'
+    | 'trackOpens'
+    | 'trackClicks'
+  >,
+): RecipientPart {
   return {
     id: message.id,
     messageIdHeader: message.messageIdHeader,

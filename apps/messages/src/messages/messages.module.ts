@@ -13,6 +13,7 @@ import { SubmissionsController } from '../submissions/submissions.controller';
 import { TrackingRepository } from '../tracking/tracking.repository';
 import { AcceptService } from './accept.service';
 import { DeliveryViewService } from './delivery-view.service';
+import { DeliveryViewReads } from './delivery-view-reads';
 import { MessageContents } from './message-contents.service';
 import { MessagesController } from './messages.controller';
 import { MessagesRepository } from './messages.repository';
@@ -44,6 +45,7 @@ import { SuppressionSnapshots } from './suppression-snapshots.service';
     SubmissionAccept,
     MessagesService,
     DeliveryViewService,
+    DeliveryViewReads,
     RetentionPurgeService,
   ],
 })

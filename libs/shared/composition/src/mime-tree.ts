@@ -22,11 +22,23 @@ const encodedTexts = new EncodedTextCache({ maxEntries: 64, maxTextLength: 1024 
 export function buildMimeTree(root: MimeNode): Buffer {
   const chunks: Buffer[] = [];
   writeNode(root, chunks);
+  return withFinalLineBreak(chunks);
+}
+
+/** The chunks as one message ending with a line break (as `MimeNode.build()` ends one). */
+export function withFinalLineBreak(chunks: Buffer[]): Buffer {
   const last = chunks.at(-1);
   const lastByte = last?.[last.length - 1];
   if (lastByte === CR) chunks.push(Buffer.from('\n'));
   else if (lastByte !== LF) chunks.push(Buffer.from(CRLF));
   return Buffer.concat(chunks);
+}
+
+/** A text part's content in its transfer encoding (kept for the next messages of its send). */
+export function encodedText(text: string, transferEncoding: string | false): Buffer {
+  return encodedTexts.encoded(String(transferEncoding), text, (content) =>
+    encodedBytes(Buffer.from(content), transferEncoding, false),
+  );
 }
 
 function writeNode(node: MimeNode, chunks: Buffer[]): void {
@@ -45,11 +57,7 @@ function writeNode(node: MimeNode, chunks: Buffer[]): void {
 function encodedContent(node: MimeNode, transferEncoding: string | false): Buffer {
   const { content } = node;
   const binary = !/^text\//i.test(node.contentType ?? '');
-  if (typeof content === 'string' && !binary) {
-    return encodedTexts.encoded(String(transferEncoding), content, (text) =>
-      encodedBytes(Buffer.from(text), transferEncoding, false),
-    );
-  }
+  if (typeof content === 'string' && !binary) return encodedText(content, transferEncoding);
   const bytes =
     typeof content === 'string' ? Buffer.from(content) : Buffer.isBuffer(content) ? content : null;
   if (!bytes) throw new Error('a MIME node built without streams needs string or Buffer content');

@@ -17,6 +17,7 @@ import {
 } from './header-rules';
 import { hasOverlongLine, hasOverlongTextLine, MAX_LINE_OCTETS } from './line-length';
 import { buildMimeTree } from './mime-tree';
+import { simpleMime } from './simple-mime';
 
 export interface ComposeAddress {
   email: string;
@@ -58,7 +59,8 @@ const STRUCTURED_HEADERS: ReadonlySet<string> = new Set([
 
 /**
  * Builds the RFC 5322 message (CRLF line endings) with Nodemailer's MailComposer tree, written
- * without streams ({@link buildMimeTree}):
+ * without streams ({@link buildMimeTree}), or, for the common shapes, its bytes written directly
+ * ({@link simpleMime}):
  * multipart/mixed (attachments) > multipart/alternative (text, AMP, HTML, the order Gmail
  * requires) > multipart/related (HTML and its inline images), each level only when needed.
  * No Bcc and no X-Mailer header; the Message-ID is `messageId`; custom headers keep their case.
@@ -76,7 +78,9 @@ export function composeMime(input: ComposeInput): Promise<Buffer> {
 }
 
 function composedNow(input: ComposeInput): Buffer {
-  const raw = buildMimeTree(mimeTreeOf(input));
+  assertSafe(input);
+  // The common shapes are written directly, as the tree would write them.
+  const raw = simpleMime(input, boundaryOf(input.messageId)) ?? buildMimeTree(mimeTreeOf(input));
   if (hasOverlongLine(raw)) {
     throw new ContentRuleError(
       `the message would have a line longer than ${MAX_LINE_OCTETS} octets (RFC 5322 2.1.1)`,

@@ -80,6 +80,8 @@ const encoder = new TextEncoder();
  */
 export class OutboxRelay {
   private timer: NodeJS.Timeout | undefined;
+  /** When the timer's run is due (epoch ms); Infinity while none is set. */
+  private runDueAt = Infinity;
   private running: Promise<void> | undefined;
   private stopped = true;
   private wakeRequested = false;
@@ -113,12 +115,17 @@ export class OutboxRelay {
       this.wakeRequested = true;
       return;
     }
-    this.schedule(this.wakeDelay());
+    const now = Date.now();
+    const delayMs = this.wakeDelay(now);
+    // A run already due by then publishes it too: the timer is left as it is (re-arming it on
+    // every commit, each time for another delay, cost more than the rest of the notification).
+    if (this.runDueAt <= now + delayMs) return;
+    this.schedule(delayMs);
   }
 
   /** How long a wake waits: until `wakeDelayMs` after the last run started. */
-  private wakeDelay(): number {
-    return Math.max(0, this.lastRunStartedAt + this.options.wakeDelayMs - Date.now());
+  private wakeDelay(now = Date.now()): number {
+    return Math.max(0, this.lastRunStartedAt + this.options.wakeDelayMs - now);
   }
 
   /** Waits for the run in progress, then stops. */
@@ -197,7 +204,9 @@ export class OutboxRelay {
 
   private schedule(delayMs: number): void {
     clearTimeout(this.timer);
+    this.runDueAt = Date.now() + delayMs;
     this.timer = setTimeout(() => {
+      this.runDueAt = Infinity;
       this.lastRunStartedAt = Date.now();
       this.running = this.run().then((moreDue) => {
         this.running = undefined;
