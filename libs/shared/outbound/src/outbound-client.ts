@@ -43,6 +43,15 @@ const resolveWithSystem: ResolveHost = (hostname) =>
     );
   });
 
+/** The headers as undici takes them (name, value, name, value …), the JSON content type first. */
+function headerList(headers: Readonly<Record<string, string>>): string[] {
+  const list = ['content-type', 'application/json'];
+  for (const name in headers) {
+    if (name !== 'content-type') list.push(name, headers[name] ?? '');
+  }
+  return list;
+}
+
 /** Where a checked URL's requests go, or why it may not be called. */
 type CheckedTarget = { ok: true; origin: string; path: string } | { ok: false; reason: string };
 
@@ -65,6 +74,10 @@ export class OutboundClient {
     this.agent = new Agent({
       keepAliveTimeout: IDLE_SOCKET_MS,
       keepAliveMaxTimeout: IDLE_SOCKET_MS,
+      // Each call's own timeout bounds the whole exchange (OutboundCall): no timers of undici's
+      // own per request and per chunk on top of it.
+      headersTimeout: 0,
+      bodyTimeout: 0,
       connect: {
         lookup: this.guardedLookup(options.resolve ?? resolveWithSystem),
         ...(options.ca === undefined ? {} : { ca: options.ca }),
@@ -95,7 +108,7 @@ export class OutboundClient {
           origin: target.origin,
           path: target.path,
           method: 'POST',
-          headers: { ...headers, 'content-type': 'application/json' },
+          headers: headerList(headers),
           body: Buffer.from(body, 'utf8'),
         },
         new OutboundCall(resolve, started, maxResponseBytes, options.timeoutMs),
