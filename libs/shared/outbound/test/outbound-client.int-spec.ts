@@ -116,6 +116,28 @@ describe('OutboundClient against loopback servers', () => {
     });
   });
 
+  it('sends its JSON content type once, in place of the one the caller gave', async () => {
+    const contentTypes: string[] = [];
+    const { port } = await startServer((request, response) => {
+      for (let index = 0; index + 1 < request.rawHeaders.length; index += 2) {
+        if (request.rawHeaders[index]?.toLowerCase() === 'content-type') {
+          contentTypes.push(request.rawHeaders[index + 1] ?? '');
+        }
+      }
+      response.end('ok');
+    });
+
+    const result = await client(loopbackAllowed).postJson(
+      `http://127.0.0.1:${port}/hook`,
+      { 'content-type': 'text/plain', 'webhook-id': 'msg_2' },
+      '{}',
+      { timeoutMs: 5_000 },
+    );
+
+    expect(result).toMatchObject({ type: 'response', ok: true });
+    expect(contentTypes).toEqual(['application/json']);
+  });
+
   it('refuses a literal loopback host before connecting unless allowed', async () => {
     const { port, received } = await startServer((_request, response) => response.end('ok'));
 
