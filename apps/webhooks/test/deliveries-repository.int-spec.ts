@@ -387,6 +387,61 @@ describe('DeliveriesRepository against PostgreSQL', () => {
       expect([...recorded.keys()]).toEqual([running.id]);
     });
 
+    it('stores every field as given: texts with quotes, escapes and non-ASCII, times to the ms', async () => {
+      const hook = await webhook();
+      const [delivery] = fresh(hook, 1);
+      if (!delivery) throw new Error('expected a delivery');
+      const body = '{"subject":"\\"quoted\\" \\\\ back\\nslash","name":"Zoë 🚀","tab":"\\t"}';
+      const attemptedAt = new Date('2026-11-26T10:00:00.123Z');
+      const nextAttemptAt = new Date('2026-11-26T10:01:00.456Z');
+
+      await deliveries.storeFanOut(
+        {
+          attempted: [
+            {
+              ...delivery,
+              body,
+              state: 'pending',
+              nextAttemptAt,
+              attemptedAt,
+              responseStatus: 500,
+              error: 'network: "odd" \\ reply',
+              durationMs: 1_234,
+              responseBody: 'nope "x" \\ é\nline',
+              succeeded: false,
+              gone: false,
+            },
+          ],
+          unsent: [],
+          leased: [],
+          leaseMs: 60_000,
+        },
+        100,
+      );
+
+      const [stored] = await db().query<Array<Record<string, unknown>>>(
+        `SELECT d.body, d.event_id, d.event_type, d.account_id, d.next_attempt_at,
+           a.attempted_at, a.response_status, a.error, a.duration_ms, a.response_body,
+           a.next_retry_at
+         FROM webhooks.webhook_deliveries d JOIN webhooks.webhook_attempts a ON a.delivery_id = d.id
+         WHERE d.id = $1`,
+        [delivery.id],
+      );
+      expect(stored).toEqual({
+        body,
+        event_id: delivery.eventId,
+        event_type: 'message.delivered',
+        account_id: hook.accountId,
+        next_attempt_at: nextAttemptAt,
+        attempted_at: attemptedAt,
+        response_status: 500,
+        error: 'network: "odd" \\ reply',
+        duration_ms: 1_234,
+        response_body: 'nope "x" \\ é\nline',
+        next_retry_at: nextAttemptAt,
+      });
+    });
+
     it('counts a batch of successes over webhooks in its one statement', async () => {
       const a = await webhook(2);
       const b = await webhook();

@@ -263,23 +263,23 @@ const SETTLE_SQL = `
 /**
  * A fan-out batch's deliveries, in one statement: each with its state after a first attempt (and
  * the attempt's row), or due now without one, or leased to the caller; a pair (event, webhook)
- * already there (a redelivered event) and a webhook deleted since are left alone. With $17 (every
+ * already there (a redelivered event) and a webhook deleted since are left alone. With $3 (every
  * attempt succeeded), the webhooks' counters too: locked in id order, as LOCK_COUNTERS_SQL does.
+ * The rows come as one JSON array (FanOutInputRow): one JSON.stringify costs the client far less
+ * than fifteen parameter arrays, each of whose strings node-postgres escapes one by one.
  */
 const STORE_FAN_OUT_SQL = `
   WITH input AS (
-    SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::varchar[], $5::varchar[],
-      $6::text[], $7::varchar[], $8::int[], $9::timestamptz[], $10::boolean[], $11::timestamptz[],
-      $12::int[], $13::text[], $14::int[], $15::text[])
-      WITH ORDINALITY AS u(id, webhook_id, account_id, event_id, event_type, body, state, attempts,
-        next_attempt_at, leased, attempted_at, response_status, error, duration_ms, response_body,
-        ord)
+    SELECT * FROM json_to_recordset($1::json) AS u(id uuid, webhook_id uuid, account_id uuid,
+      event_id varchar, event_type varchar, body text, state varchar, attempts int,
+      next_attempt_at timestamptz, leased boolean, attempted_at timestamptz, response_status int,
+      error text, duration_ms int, response_body text, ord int)
   ), inserted AS (
     INSERT INTO ${S}.webhook_deliveries (id, webhook_id, account_id, event_id, event_type, body,
       state, attempts, next_attempt_at, lease_until, lease_token)
     SELECT input.id, input.webhook_id, input.account_id, input.event_id, input.event_type,
       input.body, input.state, input.attempts, coalesce(input.next_attempt_at, now()),
-      CASE WHEN input.leased THEN now() + make_interval(secs => $16::double precision / 1000) END,
+      CASE WHEN input.leased THEN now() + make_interval(secs => $2::double precision / 1000) END,
       CASE WHEN input.leased THEN gen_random_uuid() END
     FROM input
     WHERE EXISTS (SELECT 1 FROM ${S}.webhooks w WHERE w.id = input.webhook_id)
@@ -298,7 +298,7 @@ const STORE_FAN_OUT_SQL = `
   ), successes AS (
     SELECT input.webhook_id, count(*)::int AS successes, max(input.attempted_at) AS last_at
     FROM inserted JOIN input ON input.id = inserted.id
-    WHERE $17::boolean AND input.attempts = 1
+    WHERE $3::boolean AND input.attempts = 1
     GROUP BY input.webhook_id
   ), locked AS (
     SELECT id FROM ${S}.webhooks WHERE id IN (SELECT webhook_id FROM successes)
@@ -385,6 +385,62 @@ interface FanOutRow {
   delivery_id: string;
   webhook_id: string;
   lease_token: string | null;
+}
+
+/** A row of STORE_FAN_OUT_SQL's input (null fields left out: json_to_recordset reads null). */
+interface FanOutInputRow {
+  id: string;
+  webhook_id: string;
+  account_id: string;
+  event_id: string;
+  event_type: string;
+  body: string;
+  state: DeliveryState;
+  attempts: number;
+  next_attempt_at?: Date | null;
+  leased: boolean;
+  attempted_at?: Date;
+  response_status?: number | null;
+  error?: string | null;
+  duration_ms?: number;
+  response_body?: string;
+  ord: number;
+}
+
+function attemptedRow(attempt: FirstAttempt, ord: number): FanOutInputRow {
+  return {
+    id: attempt.id,
+    webhook_id: attempt.webhookId,
+    account_id: attempt.accountId,
+    event_id: attempt.eventId,
+    event_type: attempt.eventType,
+    body: attempt.body,
+    state: attempt.state,
+    attempts: 1,
+    next_attempt_at: attempt.nextAttemptAt,
+    leased: false,
+    attempted_at: attempt.attemptedAt,
+    response_status: attempt.responseStatus,
+    error: attempt.error,
+    duration_ms: attempt.durationMs,
+    response_body: attempt.responseBody,
+    ord,
+  };
+}
+
+function unsentRow(delivery: NewDelivery, leased: boolean, ord: number): FanOutInputRow {
+  return {
+    id: delivery.id,
+    webhook_id: delivery.webhookId,
+    account_id: delivery.accountId,
+    event_id: delivery.eventId,
+    event_type: delivery.eventType,
+    body: delivery.body,
+    state: 'pending',
+    attempts: 0,
+    leased,
+    ord,
+  };
 }
 
 function leaseTokensOf(rows: readonly FanOutRow[]): Map<string, string> {
@@ -552,28 +608,13 @@ export class DeliveriesRepository {
     records: FanOutRecords,
     countSuccesses: boolean,
   ): Promise<FanOutRow[]> {
-    const rows = [
-      ...records.attempted.map((attempt) => ({ delivery: attempt, attempt, leased: false })),
-      ...records.unsent.map((delivery) => ({ delivery, attempt: null, leased: false })),
-      ...records.leased.map((delivery) => ({ delivery, attempt: null, leased: true })),
-    ];
+    const rows: FanOutInputRow[] = [];
+    for (const attempt of records.attempted) rows.push(attemptedRow(attempt, rows.length));
+    for (const delivery of records.unsent) rows.push(unsentRow(delivery, false, rows.length));
+    for (const delivery of records.leased) rows.push(unsentRow(delivery, true, rows.length));
     if (rows.length === 0) return [];
     return preparedQuery<FanOutRow>(manager, STORE_FAN_OUT_SQL, [
-      rows.map(({ delivery }) => delivery.id),
-      rows.map(({ delivery }) => delivery.webhookId),
-      rows.map(({ delivery }) => delivery.accountId),
-      rows.map(({ delivery }) => delivery.eventId),
-      rows.map(({ delivery }) => delivery.eventType),
-      rows.map(({ delivery }) => delivery.body),
-      rows.map(({ attempt }) => attempt?.state ?? 'pending'),
-      rows.map(({ attempt }) => (attempt ? 1 : 0)),
-      rows.map(({ attempt }) => attempt?.nextAttemptAt ?? null),
-      rows.map(({ leased }) => leased),
-      rows.map(({ attempt }) => attempt?.attemptedAt ?? null),
-      rows.map(({ attempt }) => attempt?.responseStatus ?? null),
-      rows.map(({ attempt }) => attempt?.error ?? null),
-      rows.map(({ attempt }) => attempt?.durationMs ?? null),
-      rows.map(({ attempt }) => attempt?.responseBody ?? null),
+      JSON.stringify(rows),
       records.leaseMs,
       countSuccesses,
     ]);

@@ -326,12 +326,12 @@ export class DeliveryWorker implements OnModuleDestroy {
     });
   }
 
-  private async call(delivery: ClaimedDelivery, attemptedAt: Date): Promise<TransportResult> {
+  private call(delivery: ClaimedDelivery, attemptedAt: Date): Promise<TransportResult> {
     let secret: string;
     try {
       secret = this.secrets.open(delivery.webhookId, delivery.secretCiphertext);
     } catch {
-      return { error: 'the signing secret cannot be read', durationMs: 0 };
+      return Promise.resolve({ error: 'the signing secret cannot be read', durationMs: 0 });
     }
     const headers = signedHeaders(
       secret,
@@ -341,7 +341,7 @@ export class DeliveryWorker implements OnModuleDestroy {
     );
     return this.transport.post(
       delivery.url,
-      { ...headers },
+      headers,
       delivery.body,
       this.config.WEBHOOK_TIMEOUT_MS,
     );

@@ -1,4 +1,4 @@
-import { OutboundClient, outboundPolicyOf } from '@envoi/shared-outbound';
+import { OutboundClient, outboundPolicyOf, type OutboundResult } from '@envoi/shared-outbound';
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 
 import { WebhooksConfig } from '../webhooks.config';
@@ -33,6 +33,13 @@ export function isResponse(result: TransportResult): result is TransportResponse
   return 'status' in result;
 }
 
+function transportResultOf(result: OutboundResult): TransportResult {
+  if (result.type === 'response') {
+    return { status: result.status, bodyPrefix: result.bodyPrefix, durationMs: result.durationMs };
+  }
+  return { error: `${result.kind}: ${result.message}`, durationMs: result.durationMs };
+}
+
 /**
  * Calls through the guarded outbound client (@envoi/shared-outbound): the address actually
  * connected to is checked against OUTBOUND_ALLOW_HTTP / OUTBOUND_ALLOW_CIDRS, redirects are not
@@ -48,21 +55,13 @@ export class GuardedWebhookTransport extends WebhookTransport implements OnModul
     this.client = new OutboundClient({ policy: outboundPolicyOf(config) });
   }
 
-  async post(
+  post(
     url: string,
     headers: Readonly<Record<string, string>>,
     body: string,
     timeoutMs: number,
   ): Promise<TransportResult> {
-    const result = await this.client.postJson(url, headers, body, { timeoutMs });
-    if (result.type === 'response') {
-      return {
-        status: result.status,
-        bodyPrefix: result.bodyPrefix,
-        durationMs: result.durationMs,
-      };
-    }
-    return { error: `${result.kind}: ${result.message}`, durationMs: result.durationMs };
+    return this.client.postJson(url, headers, body, { timeoutMs }).then(transportResultOf);
   }
 
   onModuleDestroy(): Promise<void> {

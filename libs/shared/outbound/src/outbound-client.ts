@@ -1,7 +1,7 @@
 import { lookup as systemLookup, type LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 
-import { Agent } from 'undici';
+import { Agent, buildConnector, type Dispatcher } from 'undici';
 
 import { checkOutboundUrl } from './check-outbound-url';
 import { OutboundCall, type OutboundResult } from './outbound-call';
@@ -30,8 +30,11 @@ export interface PostOptions {
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024;
 
-/** How long an idle kept-alive connection stays open. */
+/** How long an idle kept-alive connection stays open, unless its server's keep-alive hint says. */
 const IDLE_SOCKET_MS = 5_000;
+
+/** How long a server's keep-alive hint may keep an idle connection open at most. */
+const IDLE_SOCKET_MAX_MS = 30_000;
 
 /** Target URLs whose check is remembered (a client calls the same few endpoints again and again). */
 const CHECKED_URLS_KEPT = 10_000;
@@ -42,6 +45,21 @@ const resolveWithSystem: ResolveHost = (hostname) =>
       error ? reject(error) : resolve(addresses),
     );
   });
+
+/** The headers as undici takes them (name, value, name, value …), the JSON content type first. */
+function headerList(headers: Readonly<Record<string, string>>): string[] {
+  const list = ['content-type', 'application/json'];
+  for (const name in headers) {
+    if (name !== 'content-type') list.push(name, headers[name] ?? '');
+  }
+  return list;
+}
+
+/** A call not dispatched yet. */
+interface PendingCall {
+  options: Dispatcher.DispatchOptions;
+  handler: OutboundCall;
+}
 
 /** Where a checked URL's requests go, or why it may not be called. */
 type CheckedTarget = { ok: true; origin: string; path: string } | { ok: false; reason: string };
@@ -59,16 +77,25 @@ export class OutboundClient {
   private readonly agent: Agent;
   /** Each target URL's check: it depends only on the text and the policy, both fixed. */
   private readonly checkedUrls = new Map<string, CheckedTarget>();
+  /** Calls made during this turn of the event loop, dispatched at its end. */
+  private readonly pending: PendingCall[] = [];
 
   constructor(options: OutboundClientOptions) {
     this.policy = options.policy;
     this.agent = new Agent({
       keepAliveTimeout: IDLE_SOCKET_MS,
-      keepAliveMaxTimeout: IDLE_SOCKET_MS,
-      connect: {
+      keepAliveMaxTimeout: IDLE_SOCKET_MAX_MS,
+      // Each call's own timeout bounds the whole exchange (OutboundCall): no timers of undici's
+      // own per request and per chunk on top of it.
+      headersTimeout: 0,
+      bodyTimeout: 0,
+      // One connector for every connection (rather than one per undici client): a new connection
+      // resumes the TLS session of an earlier one to the same host. Every connection still
+      // resolves its host through the guarded lookup.
+      connect: buildConnector({
         lookup: this.guardedLookup(options.resolve ?? resolveWithSystem),
         ...(options.ca === undefined ? {} : { ca: options.ca }),
-      },
+      }),
     });
   }
 
@@ -90,16 +117,32 @@ export class OutboundClient {
     }
     const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     return new Promise((resolve) => {
-      this.agent.dispatch(
-        {
+      this.dispatchNextTurn({
+        options: {
           origin: target.origin,
           path: target.path,
           method: 'POST',
-          headers: { ...headers, 'content-type': 'application/json' },
+          headers: headerList(headers),
           body: Buffer.from(body, 'utf8'),
         },
-        new OutboundCall(resolve, started, maxResponseBytes, options.timeoutMs),
-      );
+        handler: new OutboundCall(resolve, started, maxResponseBytes, options.timeoutMs),
+      });
+    });
+  }
+
+  /**
+   * Dispatches the calls made during one turn of the event loop together, at its end. undici
+   * frees a kept-alive connection one turn after its response ended (setImmediate): a call made
+   * as another one ends (its endpoint's next delivery) would otherwise find every connection
+   * busy and open a new one, while the one just freed idles until it is closed.
+   */
+  private dispatchNextTurn(call: PendingCall): void {
+    this.pending.push(call);
+    if (this.pending.length > 1) return;
+    setImmediate(() => {
+      for (const { options, handler } of this.pending.splice(0)) {
+        this.agent.dispatch(options, handler);
+      }
     });
   }
 
