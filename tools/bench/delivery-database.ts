@@ -34,7 +34,7 @@ export interface MessageTimeline {
   claimed: number | null;
   /** The SMTP session ended (delivery.attempts.finished_at, taken before the outcome's commit). */
   finished: number | null;
-  /** The outcome event left the delivery outbox. */
+  /** The outcome event (alone or in its batch) left the delivery outbox. */
   eventPublished: number | null;
   /** The messages service applied the status (messages.messages.updated_at). */
   statusApplied: number | null;
@@ -53,8 +53,11 @@ interface TimelineRow {
 const TIMELINE_SQL = `
 WITH ids AS (SELECT unnest($1::uuid[]) AS id),
 events AS (
-  SELECT payload->'data'->>'id' AS id, min(published_at) AS published_at
-    FROM delivery.outbox WHERE stream = $3 GROUP BY 1)
+  SELECT event->'data'->>'id' AS id, min(published_at) AS published_at
+    FROM delivery.outbox,
+         jsonb_array_elements(CASE WHEN payload->'data' ? 'events' THEN payload->'data'->'events'
+                                   ELSE jsonb_build_array(payload) END) AS event
+   WHERE stream = $3 GROUP BY 1)
 SELECT m.id::text AS id,
        extract(epoch FROM m.created_at) * 1000 AS accepted,
        extract(epoch FROM j.published_at) * 1000 AS job_published,

@@ -1,5 +1,9 @@
 import { printable } from '@envoi/contracts-core';
-import { decodeDeliveryOutcomeEvent, type DeliveryOutcomeEvent } from '@envoi/contracts-delivery';
+import {
+  decodeDeliveryOutcomeEvent,
+  deliveryEventsOfMessage,
+  type DeliveryOutcomeEvent,
+} from '@envoi/contracts-delivery';
 import { UnprocessableMessageError } from '@envoi/shared-nats';
 
 import type { ReportedOutcome } from './status-machine';
@@ -42,4 +46,15 @@ export function toDeliveryOutcome(event: unknown): DeliveryOutcome {
     bounceClassification: data.bounce_classification ?? null,
   };
   return { eventId: id, type, messageId: data.id, accountId: data.account_id, reported };
+}
+
+/**
+ * The delivery events of one stream message (a `message.outcome_batch`'s, in order, or the
+ * message's own), each validated; one no retry can help makes the whole message unprocessable
+ * (a batch's events come from one statement of the delivery service).
+ */
+export function toDeliveryOutcomes(message: unknown): DeliveryOutcome[] {
+  const carried = deliveryEventsOfMessage(message);
+  if (!carried.ok) throw new UnprocessableMessageError(carried.message);
+  return carried.events.map(toDeliveryOutcome);
 }

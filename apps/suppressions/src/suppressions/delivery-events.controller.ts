@@ -8,7 +8,7 @@ import { toComplaintDecision } from './complaint-outcome';
 import {
   suppressesNothing,
   type SuppressionDecision,
-  toSuppressionDecision,
+  toSuppressionDecisions,
 } from './delivery-outcome';
 
 /**
@@ -21,6 +21,8 @@ export const SUPPRESSING_EVENT_DURABLES: ReadonlyArray<[string, StreamSubject<un
   // A conversation message's recipients can bounce or fail while another is delivered or deferred.
   ['suppressions-message-delivered', DeliveryStreamSubjects.delivered],
   ['suppressions-message-transient-error', DeliveryStreamSubjects.transientError],
+  // The events of attempts recorded together, of any of the types above (or suppressed).
+  ['suppressions-message-outcome-batch', DeliveryStreamSubjects.outcomeBatch],
 ];
 
 /**
@@ -28,8 +30,8 @@ export const SUPPRESSING_EVENT_DURABLES: ReadonlyArray<[string, StreamSubject<un
  * failure: hard bounces and permanent failures suppress that recipient for the sending domain.
  * The events that arrived together (up to EVENTS_BATCH) are handled in one transaction; should a
  * batch fail, each event comes back on its own (a malformed one becomes a dead letter alone).
- * An event whose payload names no bounced or failed recipient (suppressesNothing: most of them)
- * is acknowledged unread.
+ * A stream message may carry several events (a `message.outcome_batch`). One whose payload names
+ * no bounced or failed recipient (suppressesNothing: most of them) is acknowledged unread.
  */
 @Injectable()
 export class DeliveryEventsController {
@@ -37,11 +39,15 @@ export class DeliveryEventsController {
 
   @StreamBatchConsumer({
     durables: Object.fromEntries(SUPPRESSING_EVENT_DURABLES),
-    decode: toSuppressionDecision,
+    decode: toSuppressionDecisions,
     ignores: suppressesNothing,
   })
-  async handle(items: ReadonlyArray<StreamItem<SuppressionDecision>>): Promise<void> {
-    await this.automatic.handle(items);
+  async handle(items: ReadonlyArray<StreamItem<SuppressionDecision[]>>): Promise<void> {
+    await this.automatic.handle(
+      items.flatMap(({ event: decisions, delivery }) =>
+        decisions.map((event) => ({ event, delivery })),
+      ),
+    );
   }
 
   /** Complaints (ARF reports matched to their message): the recipient is suppressed alike. */

@@ -1,6 +1,7 @@
 import { isHostname, normalizeDomainName, printable } from '@envoi/contracts-core';
 import {
   decodeDeliveryOutcomeEvent,
+  deliveryEventsOfMessage,
   type DeliveryOutcomeData,
   type RecipientOutcomeData,
 } from '@envoi/contracts-delivery';
@@ -116,4 +117,15 @@ export function toSuppressionDecision(event: unknown): SuppressionDecision {
     }
   }
   return decision;
+}
+
+/**
+ * What the delivery events of one stream message (a `message.outcome_batch`'s, in order, or the
+ * message's own) mean for the suppression list, each as toSuppressionDecision says; one no retry
+ * can help makes the whole message unprocessable.
+ */
+export function toSuppressionDecisions(message: unknown): SuppressionDecision[] {
+  const carried = deliveryEventsOfMessage(message);
+  if (!carried.ok) throw new UnprocessableMessageError(carried.message);
+  return carried.events.map(toSuppressionDecision);
 }

@@ -1,3 +1,4 @@
+import type { DeliveryOutcomeBatchEvent } from '@envoi/contracts-delivery';
 import type { MessageReceptionBatchEvent } from '@envoi/contracts-messages';
 import type { WebhookEventFlag, WebhookEventType } from '@envoi/contracts-webhooks';
 import { UnprocessableMessageError } from '@envoi/shared-nats';
@@ -26,7 +27,10 @@ export interface WebhookEvent {
   missing: string[];
 }
 
-const RECEPTION_BATCH_TYPE: MessageReceptionBatchEvent['type'] = 'message.reception_batch';
+/** The stream events that carry several events in `data.events`. */
+const BATCH_TYPES: ReadonlySet<unknown> = new Set<
+  MessageReceptionBatchEvent['type'] | DeliveryOutcomeBatchEvent['type']
+>(['message.reception_batch', 'message.outcome_batch']);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -34,18 +38,19 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * The events a stream message carries: the events of a `message.reception_batch` (each as if it
- * came alone on `message.reception`), or the message's own event. Throws for a message no retry
- * can help; a batch's events come from one send's commit, so one bad event spoils them all.
+ * The events a stream message carries: the events of a batch (`message.reception_batch`, a send's
+ * receptions; `message.outcome_batch`, the delivery outcomes recorded together), each as if it
+ * came alone on its type's subject, or the message's own event. Throws for a message no retry can
+ * help; a batch's events come from one commit, so one bad event spoils them all.
  */
 export function decodeWebhookEvents(payload: unknown): WebhookEvent[] {
-  if (!isRecord(payload) || payload['type'] !== RECEPTION_BATCH_TYPE) {
+  if (!isRecord(payload) || !BATCH_TYPES.has(payload['type'])) {
     return [decodeWebhookEvent(payload)];
   }
   const data = payload['data'];
   const events = isRecord(data) ? data['events'] : undefined;
   if (!Array.isArray(events) || events.length === 0) {
-    throw new UnprocessableMessageError('the reception batch has no events');
+    throw new UnprocessableMessageError(`the ${String(payload['type'])} has no events`);
   }
   return events.map((event) => decodeWebhookEvent(event));
 }
