@@ -9,7 +9,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 
 import type { AttemptOutcome } from '../worker/outcomes';
 import type { AttemptState } from './delivery-attempt.entity';
-import { type OutboxRowsOfAttempts,outcomeBatchRows } from './outcome-batches';
+import { type OutboxRowsOfAttempts, outcomeBatchRows } from './outcome-batches';
 
 /** What recording an outcome writes besides the attempt row: the event, maybe the next job. */
 export interface OutcomeRecord {
