@@ -1,7 +1,12 @@
 import type { StreamSubject } from '@envoi/contracts-core';
 import { DeliveryStreamSubjects } from '@envoi/contracts-delivery';
-import { StreamBatchConsumer, type StreamItem } from '@envoi/shared-nats';
-import { Injectable } from '@nestjs/common';
+import {
+  type DecodedEvents,
+  logLeftOutEvents,
+  StreamBatchConsumer,
+  type StreamItem,
+} from '@envoi/shared-nats';
+import { Injectable, Logger } from '@nestjs/common';
 
 import { DeliveryEventsService } from './delivery-events.service';
 import { type DeliveryOutcome, toDeliveryOutcomes } from './delivery-outcome';
@@ -28,18 +33,21 @@ export const DELIVERY_EVENT_DURABLES: ReadonlyArray<[string, StreamSubject<unkno
  */
 @Injectable()
 export class DeliveryEventsController {
+  private readonly logger = new Logger(DeliveryEventsController.name);
+
   constructor(private readonly events: DeliveryEventsService) {}
 
   /**
    * A lone event takes the batch's statements too (fixed, prepared, the delivery columns only).
    * Should a batch fail (an unprocessable event, a database error one event causes), each event
-   * comes back on its own.
+   * comes back on its own. An event of a batch no retry can help is logged and left out.
    */
   @StreamBatchConsumer({
     durables: Object.fromEntries(DELIVERY_EVENT_DURABLES),
     decode: toDeliveryOutcomes,
   })
-  async apply(items: ReadonlyArray<StreamItem<DeliveryOutcome[]>>): Promise<void> {
-    await this.events.applyBatch(items.flatMap(({ event }) => event));
+  async apply(items: ReadonlyArray<StreamItem<DecodedEvents<DeliveryOutcome>>>): Promise<void> {
+    logLeftOutEvents(items, this.logger);
+    await this.events.applyBatch(items.flatMap(({ event }) => event.events));
   }
 }

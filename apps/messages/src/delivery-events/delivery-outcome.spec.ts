@@ -108,20 +108,31 @@ describe('toDeliveryOutcomes', () => {
       { event: 'on_delivered', status: 'Delivered', bounce_classification: undefined },
     );
 
-    expect(toDeliveryOutcomes(batch([bounced, delivered]))).toEqual([
-      toDeliveryOutcome(bounced),
-      toDeliveryOutcome(delivered),
-    ]);
+    expect(toDeliveryOutcomes(batch([bounced, delivered]))).toEqual({
+      events: [toDeliveryOutcome(bounced), toDeliveryOutcome(delivered)],
+      unprocessable: [],
+    });
   });
 
   it('reads any other message as its one event', () => {
-    expect(toDeliveryOutcomes(event())).toEqual([toDeliveryOutcome(event())]);
+    expect(toDeliveryOutcomes(event())).toEqual({
+      events: [toDeliveryOutcome(event())],
+      unprocessable: [],
+    });
+  });
+
+  it('leaves out an event no retry can help, and keeps the others', () => {
+    const decoded = toDeliveryOutcomes(batch([event({ id: '' }), event()]));
+
+    expect(decoded.events).toEqual([toDeliveryOutcome(event())]);
+    expect(decoded.unprocessable).toHaveLength(1);
   });
 
   it.each([
-    ['no event', batch([])],
-    ['a malformed event', batch([event(), event({ id: '' })])],
-  ])('refuses a batch with %s as unprocessable', (_case, message) => {
+    ['a batch with no event', batch([])],
+    ['a batch of malformed events', batch([event({ id: '' }), event({ type: 'message.opened' })])],
+    ['a malformed lone event', event({ id: '' })],
+  ])('refuses %s as unprocessable', (_case, message) => {
     expect(() => toDeliveryOutcomes(message)).toThrow(UnprocessableMessageError);
   });
 });

@@ -4,7 +4,7 @@ import {
   deliveryEventsOfMessage,
   type DeliveryOutcomeEvent,
 } from '@envoi/contracts-delivery';
-import { UnprocessableMessageError } from '@envoi/shared-nats';
+import { type DecodedEvents, decodeEachEvent, UnprocessableMessageError } from '@envoi/shared-nats';
 
 import type { ReportedOutcome } from './status-machine';
 
@@ -50,11 +50,11 @@ export function toDeliveryOutcome(event: unknown): DeliveryOutcome {
 
 /**
  * The delivery events of one stream message (a `message.outcome_batch`'s, in order, or the
- * message's own), each validated; one no retry can help makes the whole message unprocessable
- * (a batch's events come from one statement of the delivery service).
+ * message's own), each validated. A batch's events are of unrelated messages: one no retry can
+ * help is left out (with why), the others are applied.
  */
-export function toDeliveryOutcomes(message: unknown): DeliveryOutcome[] {
+export function toDeliveryOutcomes(message: unknown): DecodedEvents<DeliveryOutcome> {
   const carried = deliveryEventsOfMessage(message);
   if (!carried.ok) throw new UnprocessableMessageError(carried.message);
-  return carried.events.map(toDeliveryOutcome);
+  return decodeEachEvent(carried.events, toDeliveryOutcome);
 }

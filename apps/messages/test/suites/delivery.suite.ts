@@ -472,6 +472,27 @@ export function deliverySuite(getApp: () => MessagesTestApp): void {
         await expect(processedEvents(second.id)).resolves.toBe(1);
       });
 
+      it('applies the other events of a batch when it cannot read one of them', async () => {
+        const [target, other] = [await accepted(), await accepted()];
+        const delivered = outcomeEvent(target, 'message.delivered', {
+          status: 'Delivered',
+          time: minute(0),
+        });
+        const unreadable = outcomeEvent(other, 'message.delivered', {
+          status: 'Bounced',
+          time: minute(0),
+        });
+
+        await handledUpTo(
+          app,
+          'message.outcome_batch',
+          await publishOutcome(app, outcomeBatch([unreadable, delivered])),
+        );
+
+        await expect(read(target)).resolves.toMatchObject({ status: 'Delivered' });
+        await expect(processedEvents(other.id)).resolves.toBe(0);
+      });
+
       it('lets an asynchronous bounce follow a delivery, keeping delivered_at', async () => {
         const target = await accepted();
 

@@ -1,7 +1,12 @@
 import type { StreamSubject } from '@envoi/contracts-core';
 import { ComplaintStreamSubjects, DeliveryStreamSubjects } from '@envoi/contracts-delivery';
-import { StreamBatchConsumer, type StreamItem } from '@envoi/shared-nats';
-import { Injectable } from '@nestjs/common';
+import {
+  type DecodedEvents,
+  logLeftOutEvents,
+  StreamBatchConsumer,
+  type StreamItem,
+} from '@envoi/shared-nats';
+import { Injectable, Logger } from '@nestjs/common';
 
 import { AutomaticSuppressionsService } from './automatic-suppressions.service';
 import { toComplaintDecision } from './complaint-outcome';
@@ -30,11 +35,14 @@ export const SUPPRESSING_EVENT_DURABLES: ReadonlyArray<[string, StreamSubject<un
  * failure: hard bounces and permanent failures suppress that recipient for the sending domain.
  * The events that arrived together (up to EVENTS_BATCH) are handled in one transaction; should a
  * batch fail, each event comes back on its own (a malformed one becomes a dead letter alone).
- * A stream message may carry several events (a `message.outcome_batch`). One whose payload names
+ * A stream message may carry several events (a `message.outcome_batch`; one of them no retry can
+ * help is logged and left out). One whose payload names
  * no bounced or failed recipient (suppressesNothing: most of them) is acknowledged unread.
  */
 @Injectable()
 export class DeliveryEventsController {
+  private readonly logger = new Logger(DeliveryEventsController.name);
+
   constructor(private readonly automatic: AutomaticSuppressionsService) {}
 
   @StreamBatchConsumer({
@@ -42,10 +50,13 @@ export class DeliveryEventsController {
     decode: toSuppressionDecisions,
     ignores: suppressesNothing,
   })
-  async handle(items: ReadonlyArray<StreamItem<SuppressionDecision[]>>): Promise<void> {
+  async handle(
+    items: ReadonlyArray<StreamItem<DecodedEvents<SuppressionDecision>>>,
+  ): Promise<void> {
+    logLeftOutEvents(items, this.logger);
     await this.automatic.handle(
-      items.flatMap(({ event: decisions, delivery }) =>
-        decisions.map((event) => ({ event, delivery })),
+      items.flatMap(({ event: decoded, delivery }) =>
+        decoded.events.map((event) => ({ event, delivery })),
       ),
     );
   }

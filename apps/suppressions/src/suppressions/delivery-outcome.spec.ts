@@ -274,24 +274,40 @@ describe('toSuppressionDecisions', () => {
   );
 
   it("decides on an outcome batch's events in order, each as if it came alone", () => {
-    const decisions = toSuppressionDecisions(batch([delivered, event()]));
+    const decoded = toSuppressionDecisions(batch([delivered, event()]));
 
-    expect(decisions).toEqual([toSuppressionDecision(delivered), toSuppressionDecision(event())]);
-    expect(decisions.map(({ eventId, suppressions }) => [eventId, suppressions.length])).toEqual([
+    expect(decoded).toEqual({
+      events: [toSuppressionDecision(delivered), toSuppressionDecision(event())],
+      unprocessable: [],
+    });
+    expect(
+      decoded.events.map(({ eventId, suppressions }) => [eventId, suppressions.length]),
+    ).toEqual([
       ['event-2', 0],
       ['event-1', 1],
     ]);
   });
 
   it('decides on any other message as its one event', () => {
-    expect(toSuppressionDecisions(event())).toEqual([toSuppressionDecision(event())]);
+    expect(toSuppressionDecisions(event())).toEqual({
+      events: [toSuppressionDecision(event())],
+      unprocessable: [],
+    });
   });
 
-  it('refuses a batch with no event or a malformed one as unprocessable', () => {
+  it('leaves out an event no retry can help, and decides on the others', () => {
+    const decoded = toSuppressionDecisions(batch([event({ id: 42 }), event()]));
+
+    expect(decoded.events).toEqual([toSuppressionDecision(event())]);
+    expect(decoded.unprocessable).toEqual([expect.stringContaining('42') as unknown]);
+  });
+
+  it('refuses a batch with no event, or none it can read, as unprocessable', () => {
     expect(() => toSuppressionDecisions(batch([]))).toThrow(UnprocessableMessageError);
     expect(() => toSuppressionDecisions(batch([event({ id: 42 })]))).toThrow(
       UnprocessableMessageError,
     );
+    expect(() => toSuppressionDecisions(event({ id: 42 }))).toThrow(UnprocessableMessageError);
   });
 
   it('reads a batch of deliveries and deferrals unparsed, not one with a bounce', () => {

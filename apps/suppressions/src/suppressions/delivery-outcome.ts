@@ -6,7 +6,7 @@ import {
   type RecipientOutcomeData,
 } from '@envoi/contracts-delivery';
 import { isSuppressibleEmail, normalizeEmail, REASON_MAX } from '@envoi/contracts-suppressions';
-import { UnprocessableMessageError } from '@envoi/shared-nats';
+import { type DecodedEvents, decodeEachEvent, UnprocessableMessageError } from '@envoi/shared-nats';
 
 /** The automatic suppression an event asks for. */
 export interface AutomaticSuppression {
@@ -121,11 +121,11 @@ export function toSuppressionDecision(event: unknown): SuppressionDecision {
 
 /**
  * What the delivery events of one stream message (a `message.outcome_batch`'s, in order, or the
- * message's own) mean for the suppression list, each as toSuppressionDecision says; one no retry
- * can help makes the whole message unprocessable.
+ * message's own) mean for the suppression list, each as toSuppressionDecision says. A batch's
+ * events are of unrelated messages: one no retry can help is left out (with why).
  */
-export function toSuppressionDecisions(message: unknown): SuppressionDecision[] {
+export function toSuppressionDecisions(message: unknown): DecodedEvents<SuppressionDecision> {
   const carried = deliveryEventsOfMessage(message);
   if (!carried.ok) throw new UnprocessableMessageError(carried.message);
-  return carried.events.map(toSuppressionDecision);
+  return decodeEachEvent(carried.events, toSuppressionDecision);
 }
