@@ -205,10 +205,26 @@ describe('decodeWebhookEvents', () => {
     ]);
   });
 
+  it('leaves out an event of an outcome batch no retry can help, and reads the others', () => {
+    const delivered = {
+      id: 'o-4',
+      type: 'message.delivered',
+      timestamp: '2026-05-06T09:49:17Z',
+      data: MESSAGE,
+    };
+    const events = decodeWebhookEvents({
+      id: 'batch-5',
+      type: 'message.outcome_batch',
+      timestamp: '2026-05-06T09:49:18Z',
+      data: { events: [{ id: 'o-5', type: 'message.delivered' }, delivered] },
+    });
+    expect(events).toEqual([decodeWebhookEvent(delivered)]);
+  });
+
   it.each([
     ['without events', {}],
     ['with no event', { events: [] }],
-    ['with a bad event', { events: [{ id: 'o-3', type: 'message.delivered' }] }],
+    ['with no event it can read', { events: [{ id: 'o-3', type: 'message.delivered' }] }],
   ])('refuses an outcome batch %s as unprocessable', (_case, data) => {
     expect(() =>
       decodeWebhookEvents({
