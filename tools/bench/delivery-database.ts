@@ -34,7 +34,7 @@ export interface MessageTimeline {
   claimed: number | null;
   /** The SMTP session ended (delivery.attempts.finished_at, taken before the outcome's commit). */
   finished: number | null;
-  /** The outcome event left the delivery outbox. */
+  /** The outcome event (alone or in its batch) left the delivery outbox. */
   eventPublished: number | null;
   /** The messages service applied the status (messages.messages.updated_at). */
   statusApplied: number | null;
@@ -53,8 +53,11 @@ interface TimelineRow {
 const TIMELINE_SQL = `
 WITH ids AS (SELECT unnest($1::uuid[]) AS id),
 events AS (
-  SELECT payload->'data'->>'id' AS id, min(published_at) AS published_at
-    FROM delivery.outbox WHERE stream = $3 GROUP BY 1)
+  SELECT event->'data'->>'id' AS id, min(published_at) AS published_at
+    FROM delivery.outbox,
+         jsonb_array_elements(CASE WHEN payload->'data' ? 'events' THEN payload->'data'->'events'
+                                   ELSE jsonb_build_array(payload) END) AS event
+   WHERE stream = $3 GROUP BY 1)
 SELECT m.id::text AS id,
        extract(epoch FROM m.created_at) * 1000 AS accepted,
        extract(epoch FROM j.published_at) * 1000 AS job_published,
@@ -67,6 +70,14 @@ SELECT m.id::text AS id,
   LEFT JOIN messages.outbox j ON j.id = m.job_id AND j.stream = $2
   LEFT JOIN events e ON e.id = m.id::text
   LEFT JOIN delivery.attempts a ON a.message_id = m.id AND a.attempt = 1`;
+
+/** The outcome events of the messages in the delivery outbox, and the stream messages they make. */
+const OUTCOME_MESSAGES_SQL = `
+SELECT count(*)::int AS events, count(DISTINCT outbox.id)::int AS stream_messages
+  FROM delivery.outbox AS outbox,
+       jsonb_array_elements(CASE WHEN payload->'data' ? 'events' THEN payload->'data'->'events'
+                                 ELSE jsonb_build_array(payload) END) AS event
+ WHERE outbox.stream = $2 AND event->'data'->>'id' = ANY($1::text[])`;
 
 const toMs = (value: string | null) => (value === null ? null : Number(value));
 
@@ -165,6 +176,19 @@ export class DeliveryDatabase {
       if (performance.now() - started >= timeoutMs) return false;
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
+  }
+
+  /**
+   * The outcome events of the messages (alone or in batches) per EVENTS stream message the
+   * delivery outbox queued for them; null when it has none of them.
+   */
+  async outcomeEventsPerStreamMessage(ids: readonly string[]): Promise<number | null> {
+    const result = await this.client.query<{ events: number; stream_messages: number }>(
+      OUTCOME_MESSAGES_SQL,
+      [ids, EVENTS_STREAM],
+    );
+    const row = result.rows[0];
+    return row && row.stream_messages > 0 ? row.events / row.stream_messages : null;
   }
 
   async timelines(ids: readonly string[]): Promise<MessageTimeline[]> {

@@ -364,6 +364,11 @@ interface EnvoiFigures {
    * machine's load.
    */
   transactionsPerMessage: number;
+  /**
+   * The outcome events per EVENTS stream message the delivery service published for the case's
+   * messages (outcomes recorded together travel in one `message.outcome_batch`); null: unread.
+   */
+  outcomeEventsPerStreamMessage: number | null;
 }
 
 interface EnvoiTarget {
@@ -455,6 +460,7 @@ async function runEnvoi(
   );
   const settledSnapshot = cpu.snapshot();
   const transactions = (await database.transactions()) - transactionsAtStart;
+  const outcomeEventsPerStreamMessage = await database.outcomeEventsPerStreamMessage(uuids);
 
   const problems: string[] = [];
   if (settled.waitedMs === null) {
@@ -519,6 +525,7 @@ async function runEnvoi(
       coreShareWhileDelivering:
         windowMs >= 500 ? perUnit(cpuBetween(windowStart, delivered), windowMs) : null,
       transactionsPerMessage: transactions / SETTINGS.messages,
+      outcomeEventsPerStreamMessage,
     },
     problems: problems.map((problem) => `Envoi ${mode}: ${problem}`),
   };
@@ -778,6 +785,9 @@ function printEnvoiDetails(envoi: EnvoiFigures): void {
   );
   console.log(
     `  PostgreSQL transactions per message (${envoi.mode === 'live' ? 'accepting included' : 'delivery only'}): ${fixed(envoi.transactionsPerMessage, 2)}`,
+  );
+  console.log(
+    `  outcome events per EVENTS stream message (delivery's outcome batches): ${fixed(envoi.outcomeEventsPerStreamMessage ?? NaN, 1)}`,
   );
 }
 

@@ -5,7 +5,8 @@ import type { MessageDeliveredEvent } from '@envoi/contracts-delivery';
 /**
  * The events both blocks of `npm run bench:webhooks` deliver: `message.delivered` events of the
  * EVENTS stream as the delivery service publishes them, each from one of the benchmark's sending
- * domains, so it reaches the global webhook and that domain's scoped one.
+ * domains, so it reaches the global webhook and that domain's scoped one. Envoi gets them in
+ * `message.outcome_batch` stream messages (webhook-bench-batches.ts).
  */
 
 /** One endpoint of the benchmark's receiver and the webhook that calls it. */

@@ -3,6 +3,7 @@ import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 
+import { DeliveryStreamSubjects } from '@envoi/contracts-delivery';
 import { WEBHOOK_EVENT_FLAGS } from '@envoi/contracts-webhooks';
 import { ensureDevCertificate, readCertificate } from '@envoi/shared-infra';
 import { connectNats } from '@envoi/shared-nats';
@@ -21,7 +22,13 @@ import { runBenchmark } from './bench-run';
 import { percentile, sendTrusted } from './load';
 import { cpuBetween, ProcessCpu } from './process-cpu';
 import { atLeast, below, targetLines, type TargetResult } from './targets';
-import { type BenchEndpoint, endpointsOf, streamEvent } from './webhook-bench-events';
+import { eventsPerBatchAt, outcomeBatch } from './webhook-bench-batches';
+import {
+  type BenchEndpoint,
+  endpointsOf,
+  type StreamEvent,
+  streamEvent,
+} from './webhook-bench-events';
 import {
   arrivalsPerSecond,
   arrivalTimes,
@@ -239,52 +246,81 @@ interface Published {
   publishedAt: number;
 }
 
-/** Publishes one event as the delivery service's outbox relay does (msgID: the event id). */
-function publish(nats: NatsConnection, event: ReturnType<typeof streamEvent>): Promise<unknown> {
+/**
+ * Publishes the events in one `message.outcome_batch` as the delivery service's outbox relay does
+ * (msgID: the batch id).
+ */
+function publishBatch(nats: NatsConnection, events: StreamEvent[]): Promise<unknown> {
+  const batch = outcomeBatch(events);
   return nats
     .jetstream()
-    .publish('events.message.delivered.v1', JSON.stringify(event), { msgID: event.id });
+    .publish(DeliveryStreamSubjects.outcomeBatch.name, JSON.stringify(batch), { msgID: batch.id });
 }
 
-/** `count` events at full speed, `publishesInFlight` awaiting their acknowledgement at once. */
+/** Events `from` to `to` (excluded), each from the next of the sending domains in turn. */
+function benchEvents(context: Setup, from: number, to: number): Array<[StreamEvent, string]> {
+  const events: Array<[StreamEvent, string]> = [];
+  for (let index = from; index < to; index++) {
+    const domain = context.domains[index % context.domains.length] ?? '';
+    events.push([streamEvent(context.account.accountId, domain, index), domain]);
+  }
+  return events;
+}
+
+/**
+ * `count` events at full speed in batches of `eventsPerBatch`, `publishesInFlight` batches
+ * awaiting their JetStream acknowledgement at once.
+ */
 async function publishAtFullSpeed(
   nats: NatsConnection,
   context: Setup,
   count: number,
+  eventsPerBatch: number,
 ): Promise<Published[]> {
   const published: Published[] = [];
   const pending = new Set<Promise<unknown>>();
-  for (let index = 0; index < count; index++) {
+  for (let index = 0; index < count; index += eventsPerBatch) {
     if (pending.size >= SETTINGS.publishesInFlight) await Promise.race(pending);
-    const domain = context.domains[index % context.domains.length] ?? '';
-    const event = streamEvent(context.account.accountId, domain, index);
-    published.push({ id: event.id, domain, publishedAt: performance.now() });
-    const sent: Promise<unknown> = publish(nats, event).finally(() => pending.delete(sent));
+    const events = benchEvents(context, index, Math.min(count, index + eventsPerBatch));
+    const publishedAt = performance.now();
+    for (const [event, domain] of events) published.push({ id: event.id, domain, publishedAt });
+    const batch = events.map(([event]) => event);
+    const sent: Promise<unknown> = publishBatch(nats, batch).finally(() => pending.delete(sent));
     pending.add(sent);
   }
   await Promise.all(pending);
   return published;
 }
 
-/** Open loop: event i is published at start + i ÷ rate, whatever the acknowledgements do. */
+/**
+ * Open loop: event i is due at start + i ÷ rate, and each batch of `eventsPerBatch` is published
+ * when its last event is due, whatever the acknowledgements do.
+ */
 async function publishAtRate(
   nats: NatsConnection,
   context: Context,
   ratePerSecond: number,
   count: number,
+  eventsPerBatch: number,
 ): Promise<Published[]> {
   const published: Published[] = [];
   const pending: Array<Promise<unknown>> = [];
   const startedAt = performance.now();
-  for (let index = 0; index < count; index++) {
+  for (let index = 0; index < count; index += eventsPerBatch) {
     context.signal.throwIfAborted();
-    const scheduledAt = startedAt + (index * 1000) / ratePerSecond;
+    const end = Math.min(count, index + eventsPerBatch);
+    const scheduledAt = startedAt + ((end - 1) * 1000) / ratePerSecond;
     const wait = scheduledAt - performance.now();
     if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
-    const domain = context.domains[index % context.domains.length] ?? '';
-    const event = streamEvent(context.account.accountId, domain, index);
-    published.push({ id: event.id, domain, publishedAt: Math.min(scheduledAt, performance.now()) });
-    pending.push(publish(nats, event));
+    const events = benchEvents(context, index, end);
+    const publishedAt = Math.min(scheduledAt, performance.now());
+    for (const [event, domain] of events) published.push({ id: event.id, domain, publishedAt });
+    pending.push(
+      publishBatch(
+        nats,
+        events.map(([event]) => event),
+      ),
+    );
   }
   await Promise.all(pending);
   return published;
@@ -303,6 +339,8 @@ interface EnvoiFigures {
   databaseTransactionsPerEvent: number;
   stages: StageFigures[];
   attemptsPerDelivery: number;
+  /** Events per `message.outcome_batch` published (see eventsPerBatchAt). */
+  eventsPerStreamMessage: number;
 }
 
 interface StageFigures {
@@ -364,12 +402,27 @@ async function runEnvoi(
   database: WebhooksDatabase,
   cpu: ProcessCpu,
 ): Promise<EnvoiFigures> {
-  const warm = await publishAtFullSpeed(nats, context, SETTINGS.envoiWarmupEvents);
-  await waitForDeliveries(context, expectedOf(context, warm), 'Envoi warm-up');
+  // The warm-up in batches of one (the delivery service's at a low rate); the measured run in
+  // batches of the size the warm-up's rate of events makes.
+  const warm = await publishAtFullSpeed(nats, context, SETTINGS.envoiWarmupEvents, 1);
+  const warmExpected = expectedOf(context, warm);
+  await waitForDeliveries(context, warmExpected, 'Envoi warm-up');
+  const warmArrivals = arrivalTimes(context.receipts, warmExpected);
+  const warmEventsPerSecond =
+    (arrivalsPerSecond(warmArrivals) * warm.length) / Math.max(1, warmArrivals.length);
+  const eventsPerStreamMessage = eventsPerBatchAt(warmEventsPerSecond);
+  context.log(
+    `Envoi: ${integer(warmEventsPerSecond)} events/s in the warm-up: ${eventsPerStreamMessage} events per message.outcome_batch`,
+  );
   const cpuBefore = cpu.snapshot();
   const transactionsBefore = await database.transactions();
   const started = performance.now();
-  const published = await publishAtFullSpeed(nats, context, SETTINGS.events);
+  const published = await publishAtFullSpeed(
+    nats,
+    context,
+    SETTINGS.events,
+    eventsPerStreamMessage,
+  );
   const publishSeconds = (performance.now() - started) / 1000;
   const expected = expectedOf(context, published);
   await waitForDeliveries(context, expected, 'Envoi');
@@ -396,6 +449,7 @@ async function runEnvoi(
     databaseTransactionsPerEvent: (transactionsAfter - transactionsBefore) / SETTINGS.events,
     stages,
     attemptsPerDelivery,
+    eventsPerStreamMessage,
   };
 }
 
@@ -403,6 +457,8 @@ interface LatencyFigures extends DeliveryLatencies {
   ratePerSecond: number;
   events: number;
   stages: StageFigures[];
+  /** Events per `message.outcome_batch` published (see eventsPerBatchAt). */
+  eventsPerStreamMessage: number;
 }
 
 async function runHalfRate(
@@ -413,14 +469,27 @@ async function runHalfRate(
 ): Promise<LatencyFigures> {
   const ratePerSecond = Math.max(1, Math.floor(peakEventsPerSecond / 2));
   const events = Math.max(10, Math.round(ratePerSecond * SETTINGS.halfRateSeconds));
+  const eventsPerStreamMessage = eventsPerBatchAt(ratePerSecond);
   context.log(
-    `latency: publishing ${integer(events)} events at ${integer(ratePerSecond)} events/s`,
+    `latency: publishing ${integer(events)} events at ${integer(ratePerSecond)} events/s, ${eventsPerStreamMessage} per message.outcome_batch`,
   );
-  const published = await publishAtRate(nats, context, ratePerSecond, events);
+  const published = await publishAtRate(
+    nats,
+    context,
+    ratePerSecond,
+    events,
+    eventsPerStreamMessage,
+  );
   const expected = expectedOf(context, published);
   await waitForDeliveries(context, expected, 'half rate');
   const { stages } = await stageFigures(database, context, published);
-  return { ratePerSecond, events, ...deliveryLatencies(context.receipts, expected), stages };
+  return {
+    ratePerSecond,
+    events,
+    ...deliveryLatencies(context.receipts, expected),
+    stages,
+    eventsPerStreamMessage,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -449,7 +518,7 @@ function breakdown(envoi: EnvoiFigures, bare: BareRound[], latency: LatencyFigur
 
 function printReport(envoi: EnvoiFigures, bare: BareRound[], latency: LatencyFigures): void {
   console.log(
-    `\nWebhooks: ${integer(SETTINGS.events)} message.delivered events per run, each to 2 of ${SETTINGS.scopedDomains + 1} endpoints (1 global + 1 scoped of ${SETTINGS.scopedDomains}), HTTPS keep-alive to a loopback receiver; rates from the first to the last arrival`,
+    `\nWebhooks: ${integer(SETTINGS.events)} message.delivered events per run (to Envoi in message.outcome_batch stream messages of ${envoi.eventsPerStreamMessage}, at half the peak of ${latency.eventsPerStreamMessage}), each to 2 of ${SETTINGS.scopedDomains + 1} endpoints (1 global + 1 scoped of ${SETTINGS.scopedDomains}), HTTPS keep-alive to a loopback receiver; rates from the first to the last arrival`,
   );
   for (const round of bare) {
     console.log(

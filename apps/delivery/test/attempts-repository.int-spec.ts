@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
+import { DeliveryStreamSubjects, type MessageDeliveredEvent } from '@envoi/contracts-delivery';
 import { MessagesStreamSubjects } from '@envoi/contracts-messages';
 import { outboxEntry } from '@envoi/shared-outbox';
 import { DataSource } from 'typeorm';
@@ -36,6 +37,62 @@ function record(
     tls: true,
     nextAttemptAt: null,
     entries: [],
+  };
+}
+
+/** The first attempt of the message, recorded without a claim. */
+function unclaimedWrite(messageId: string, outcome: OutcomeRecord) {
+  return {
+    kind: 'unclaimed' as const,
+    messageId,
+    accountId: ACCOUNT_ID,
+    attempt: 1,
+    sandbox: false,
+    record: outcome,
+  };
+}
+
+/** A `message.outcome_batch` row's payload, as far as the tests read it. */
+interface BatchPayload {
+  id: string;
+  type: string;
+  data: { events: Array<{ id: string }> };
+}
+
+/** A delivered event of the message (the outbox stores it as given). */
+function outcomeEvent(id: string, messageId: string): MessageDeliveredEvent {
+  const time = new Date().toISOString();
+  return {
+    id,
+    type: 'message.delivered',
+    timestamp: time,
+    data: {
+      account_id: ACCOUNT_ID,
+      event: 'on_delivered',
+      from: 'sender@example.test',
+      recipient: 'rcpt@example.net',
+      subject: 'Quotes " and ünïcode',
+      message_id_header: `<${messageId}@example.test>`,
+      id: messageId,
+      is_bot: false,
+      status: 'Delivered',
+      attempt: {
+        time,
+        remote_host: 'mx.example.net',
+        reply: '250 ok',
+        status: 'Delivered',
+        attempt: 1,
+      },
+      sandbox: false,
+      recipients: [
+        {
+          email: 'rcpt@example.net',
+          result: 'delivered',
+          remote_host: 'mx.example.net',
+          reply: '250 ok',
+        },
+      ],
+    },
   };
 }
 
@@ -297,14 +354,7 @@ describe('AttemptsRepository against PostgreSQL', () => {
         }),
       ),
     });
-    const unclaimed = (messageId: string) => ({
-      kind: 'unclaimed' as const,
-      messageId,
-      accountId: ACCOUNT_ID,
-      attempt: 1,
-      sandbox: false,
-      record: withRows(messageId, 1),
-    });
+    const unclaimed = (messageId: string) => unclaimedWrite(messageId, withRows(messageId, 1));
     const writes = [
       { kind: 'claimed' as const, claim: held, record: withRows(heldMessage, 2) },
       {
@@ -329,6 +379,63 @@ describe('AttemptsRepository against PostgreSQL', () => {
     await expect(attempts.find(newMessage, 1)).resolves.toMatchObject({ state: 'done' });
     await expect(attempts.find(lostMessage, 1)).resolves.toMatchObject({ state: 'in_progress' });
     await expect(attempts.recordWithOutbox([])).resolves.toEqual([]);
+  });
+
+  it('puts the events of the outcomes it wrote in one message.outcome_batch row, in order, and their jobs in rows of their own', async () => {
+    const { heldMessage, lostMessage, newMessage, existingMessage, held, lost } =
+      await fourAttempts();
+    const withEvent = (messageId: string): OutcomeRecord => {
+      const eventId = randomUUID();
+      const job = outboxEntry(MessagesStreamSubjects.deliveryJobs, randomUUID(), {
+        message_id: messageId,
+        account_id: ACCOUNT_ID,
+        attempt: 2,
+      });
+      const event = outboxEntry(
+        DeliveryStreamSubjects.delivered,
+        eventId,
+        outcomeEvent(eventId, messageId),
+      );
+      return { ...record(new Date(), []), entries: [event, job] };
+    };
+    const unclaimed = (messageId: string) => unclaimedWrite(messageId, withEvent(messageId));
+    const writes = [
+      unclaimed(newMessage),
+      {
+        kind: 'claimed' as const,
+        claim: { id: lost.id, token: randomUUID() },
+        record: withEvent(lostMessage),
+      },
+      { kind: 'claimed' as const, claim: held, record: withEvent(heldMessage) },
+      unclaimed(existingMessage),
+    ];
+    const [eventsOf, jobsOf] = [0, 1].map(
+      (position) => (indexes: number[]) =>
+        indexes.map((index) => writes[index]?.record.entries[position]?.id),
+    );
+
+    await expect(attempts.recordWithOutbox(writes)).resolves.toEqual([true, false, true, false]);
+
+    const batches = await dataSource?.query<
+      Array<{ id: string; subject: string; payload: BatchPayload }>
+    >(
+      `SELECT id, subject, payload FROM delivery.outbox
+        WHERE payload->'data'->'events' @> ANY(
+          SELECT jsonb_build_array(jsonb_build_object('id', event_id))
+            FROM unnest($1::text[]) AS event_id)`,
+      [eventsOf?.([0, 1, 2, 3])],
+    );
+    expect(batches).toHaveLength(1);
+    const [batch] = batches ?? [];
+    expect(batch?.subject).toBe('events.message.outcome_batch.v1');
+    expect(batch?.payload).toMatchObject({ id: batch?.id, type: 'message.outcome_batch' });
+    expect(batch?.payload.data.events.map((event) => event.id)).toEqual(eventsOf?.([0, 2]));
+    expect(batch?.payload.data.events[0]).toEqual(writes[0]?.record.entries[0]?.payload);
+    const jobs = await dataSource?.query<Array<{ id: string }>>(
+      `SELECT id FROM delivery.outbox WHERE id = ANY($1::uuid[]) ORDER BY seq`,
+      [jobsOf?.([0, 1, 2, 3])],
+    );
+    expect(jobs?.map((row) => row.id)).toEqual(jobsOf?.([0, 2]));
   });
 
   it('claims and records in one statement: new claims, outcomes under their claims, their outbox rows', async () => {

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 
 import { DELIVERY_STREAM, EVENTS_STREAM } from '@envoi/contracts-core';
-import type { DeliveryOutcomeEvent } from '@envoi/contracts-delivery';
+import { deliveryEventsOfMessage, type DeliveryOutcomeEvent } from '@envoi/contracts-delivery';
 import { type DomainRecord, DomainsSubjects } from '@envoi/contracts-domains';
 import {
   type DeliveryBatchJob,
@@ -106,8 +106,10 @@ export class EventCollector {
     this.stopConsuming();
   }
 
+  /** A stream message's events: a batch's, in order, or its own. */
   private take(message: JsMsg): void {
-    this.events.push(message.json<DeliveryOutcomeEvent>());
+    const carried = deliveryEventsOfMessage(message.json<unknown>());
+    if (carried.ok) this.events.push(...(carried.events as DeliveryOutcomeEvent[]));
     message.ack();
   }
 }

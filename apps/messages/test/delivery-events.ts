@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { EVENTS_STREAM } from '@envoi/contracts-core';
 import {
   type BounceClassification,
+  type DeliveryOutcomeBatchEvent,
   type DeliveryOutcomeEvent,
   DeliveryStreamSubjects,
 } from '@envoi/contracts-delivery';
@@ -56,6 +57,7 @@ const SUBJECT_OF_TYPE = {
   'message.failed': DeliveryStreamSubjects.failed,
   'message.bounced': DeliveryStreamSubjects.bounced,
   'message.suppressed': DeliveryStreamSubjects.suppressed,
+  'message.outcome_batch': DeliveryStreamSubjects.outcomeBatch,
 } as const;
 
 /** A delivery event as the delivery service publishes it (DeliveryOutcomeData). */
@@ -107,7 +109,10 @@ export function outcomeEvent(
  */
 export async function publishOutcome(
   app: MessagesTestApp,
-  event: DeliveryOutcomeEvent | { id: string; type: DeliveryOutcomeEvent['type'] },
+  event:
+    | DeliveryOutcomeEvent
+    | DeliveryOutcomeBatchEvent
+    | { id: string; type: DeliveryOutcomeEvent['type'] },
   msgId: string = event.id,
 ): Promise<number> {
   const subject = SUBJECT_OF_TYPE[event.type];
@@ -117,13 +122,23 @@ export async function publishOutcome(
   return ack.seq;
 }
 
+/** The events in one `message.outcome_batch`, as the delivery service batches them. */
+export function outcomeBatch(events: DeliveryOutcomeEvent[]): DeliveryOutcomeBatchEvent {
+  return {
+    id: randomUUID(),
+    type: 'message.outcome_batch',
+    timestamp: new Date().toISOString(),
+    data: { events },
+  };
+}
+
 /**
  * Waits until the status machine's consumer of the subject has acknowledged everything up to
  * stream sequence `seq` (handled, dropped as a duplicate, or terminated as unprocessable).
  */
 export async function handledUpTo(
   app: MessagesTestApp,
-  type: DeliveryOutcomeEvent['type'],
+  type: keyof typeof SUBJECT_OF_TYPE,
   seq: number,
 ): Promise<void> {
   const subject = SUBJECT_OF_TYPE[type];

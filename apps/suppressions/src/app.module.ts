@@ -23,6 +23,7 @@ export class AppModule {
             DeliveryStreamSubjects.failed,
             DeliveryStreamSubjects.delivered,
             DeliveryStreamSubjects.transientError,
+            DeliveryStreamSubjects.outcomeBatch,
             ComplaintStreamSubjects.complaint,
           ],
         }),

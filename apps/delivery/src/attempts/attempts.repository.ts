@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
+import { type DeliveryOutcomeBatchEvent, DeliveryStreamSubjects } from '@envoi/contracts-delivery';
 import { preparedQuery } from '@envoi/shared-database';
 import { enqueueOutboxStatement, type OutboxEntry } from '@envoi/shared-outbox';
 import { Injectable } from '@nestjs/common';
@@ -8,6 +9,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 
 import type { AttemptOutcome } from '../worker/outcomes';
 import type { AttemptState } from './delivery-attempt.entity';
+import { type OutboxRowsOfAttempts, outcomeBatchRows } from './outcome-batches';
 
 /** What recording an outcome writes besides the attempt row: the event, maybe the next job. */
 export interface OutcomeRecord {
@@ -393,11 +395,21 @@ function recordStatement(
     add('inserted', (from) => unclaimedInsert(unclaimed, from));
     written.push('SELECT id FROM inserted');
   }
-  const entries = targets.flatMap(({ write }) => write.record.entries);
-  if (outboxOf && entries.length > 0) {
-    const owners = targets.flatMap(({ write, id }) => write.record.entries.map(() => id));
-    const rows = enqueueOutboxStatement(outboxOf, entries);
-    add('queued', (from) => outboxRowsOfWritten(rows.parameters, owners, written, from));
+  const owned = targets.flatMap(({ write, id }) =>
+    write.record.entries.map((entry) => ({ entry, owner: id })),
+  );
+  if (outboxOf && owned.length > 0) {
+    const statement = enqueueOutboxStatement(
+      outboxOf,
+      owned.map(({ entry }) => entry),
+    );
+    const { alone, batched } = outcomeBatchRows(owned, statement.parameters);
+    if (alone.owners.length > 0) {
+      add('queued', (from) => outboxRowsOfWritten(alone.columns, alone.owners, written, from));
+    }
+    if (batched.owners.length > 0) {
+      add('batched', (from) => outcomeBatchesOfWritten(batched, written, from));
+    }
   }
   if (claimPart) {
     // New claims' ids are fresh: no outcome's outbox row names one.
@@ -530,6 +542,44 @@ function outboxRowsOfWritten(
         WHERE attempt_id IN (${written.join(' UNION ALL ')})
         ORDER BY n`,
     parameters: [...columns, owners],
+  };
+}
+
+/**
+ * The INSERT of one `message.outcome_batch` outbox row per batch id, carrying in order the events
+ * (JSON text) of the batch whose attempt (`owners`) is among those `written` selects; none for a
+ * batch with no such event.
+ */
+function outcomeBatchesOfWritten(
+  batched: OutboxRowsOfAttempts['batched'],
+  written: readonly string[],
+  from: number,
+): Statement {
+  const at = (offset: number) => `$${from + offset}`;
+  const subject = DeliveryStreamSubjects.outcomeBatch;
+  const type: DeliveryOutcomeBatchEvent['type'] = 'message.outcome_batch';
+  return {
+    sql: `INSERT INTO delivery.outbox (id, stream, subject, payload, available_at, trace)
+       SELECT event.batch_id, ${at(0)}, ${at(1)},
+              jsonb_build_object('id', event.batch_id, 'type', ${at(2)}::text,
+                'timestamp', ${at(3)}::text,
+                'data', jsonb_build_object('events', jsonb_agg(event.payload ORDER BY event.n))),
+              now(), ${at(4)}::jsonb
+         FROM unnest(${at(5)}::uuid[], ${at(6)}::jsonb[], ${at(7)}::uuid[]) WITH ORDINALITY
+              AS event(batch_id, payload, attempt_id, n)
+        WHERE event.attempt_id IN (${written.join(' UNION ALL ')})
+        GROUP BY event.batch_id
+        ORDER BY min(event.n)`,
+    parameters: [
+      subject.stream,
+      subject.name,
+      type,
+      new Date().toISOString(),
+      batched.trace,
+      batched.batchIds,
+      batched.payloads,
+      batched.owners,
+    ],
   };
 }
 

@@ -1,10 +1,15 @@
 import type { StreamSubject } from '@envoi/contracts-core';
 import { DeliveryStreamSubjects } from '@envoi/contracts-delivery';
-import { StreamBatchConsumer, type StreamItem } from '@envoi/shared-nats';
-import { Injectable } from '@nestjs/common';
+import {
+  type DecodedEvents,
+  logLeftOutEvents,
+  StreamBatchConsumer,
+  type StreamItem,
+} from '@envoi/shared-nats';
+import { Injectable, Logger } from '@nestjs/common';
 
 import { DeliveryEventsService } from './delivery-events.service';
-import { type DeliveryOutcome, toDeliveryOutcome } from './delivery-outcome';
+import { type DeliveryOutcome, toDeliveryOutcomes } from './delivery-outcome';
 
 /**
  * One durable consumer per delivery event subject, each shared by every replica of this service.
@@ -18,26 +23,31 @@ export const DELIVERY_EVENT_DURABLES: ReadonlyArray<[string, StreamSubject<unkno
   ['messages-message-failed', DeliveryStreamSubjects.failed],
   ['messages-message-bounced', DeliveryStreamSubjects.bounced],
   ['messages-message-suppressed', DeliveryStreamSubjects.suppressed],
+  ['messages-message-outcome-batch', DeliveryStreamSubjects.outcomeBatch],
 ];
 
 /**
  * Feeds the status machine from the delivery events of the EVENTS stream: each event validated,
- * applied once, the events that arrived together (up to EVENTS_BATCH) in one transaction.
+ * applied once, the events that arrived together (up to EVENTS_BATCH stream messages, each one
+ * event or a batch of them) in one transaction.
  */
 @Injectable()
 export class DeliveryEventsController {
+  private readonly logger = new Logger(DeliveryEventsController.name);
+
   constructor(private readonly events: DeliveryEventsService) {}
 
   /**
    * A lone event takes the batch's statements too (fixed, prepared, the delivery columns only).
    * Should a batch fail (an unprocessable event, a database error one event causes), each event
-   * comes back on its own.
+   * comes back on its own. An event of a batch no retry can help is logged and left out.
    */
   @StreamBatchConsumer({
     durables: Object.fromEntries(DELIVERY_EVENT_DURABLES),
-    decode: toDeliveryOutcome,
+    decode: toDeliveryOutcomes,
   })
-  async apply(items: ReadonlyArray<StreamItem<DeliveryOutcome>>): Promise<void> {
-    await this.events.applyBatch(items.map(({ event }) => event));
+  async apply(items: ReadonlyArray<StreamItem<DecodedEvents<DeliveryOutcome>>>): Promise<void> {
+    logLeftOutEvents(items, this.logger);
+    await this.events.applyBatch(items.flatMap(({ event }) => event.events));
   }
 }

@@ -1,7 +1,7 @@
 import type { DeliveryOutcomeEvent } from '@envoi/contracts-delivery';
 import { UnprocessableMessageError } from '@envoi/shared-nats';
 
-import { toDeliveryOutcome } from './delivery-outcome';
+import { toDeliveryOutcome, toDeliveryOutcomes } from './delivery-outcome';
 
 const MESSAGE_ID = '0190f5c2-6c1e-7a3b-8c4d-1234567890ab';
 const ACCOUNT_ID = '5f0c6f7e-1d2b-4c3a-9e8f-0a1b2c3d4e5f';
@@ -90,5 +90,49 @@ describe('toDeliveryOutcome', () => {
     ['an unknown classification', event({}, { bounce_classification: 'medium' })],
   ])('refuses %s as unprocessable', (_what, value) => {
     expect(() => toDeliveryOutcome(value)).toThrow(UnprocessableMessageError);
+  });
+});
+
+describe('toDeliveryOutcomes', () => {
+  const batch = (events: unknown[]) => ({
+    id: 'batch-1',
+    type: 'message.outcome_batch',
+    timestamp: '2030-01-01T00:00:02Z',
+    data: { events },
+  });
+
+  it("reads an outcome batch's events in order, each as if it came alone", () => {
+    const bounced = event();
+    const delivered = event(
+      { id: 'event-2', type: 'message.delivered' },
+      { event: 'on_delivered', status: 'Delivered', bounce_classification: undefined },
+    );
+
+    expect(toDeliveryOutcomes(batch([bounced, delivered]))).toEqual({
+      events: [toDeliveryOutcome(bounced), toDeliveryOutcome(delivered)],
+      unprocessable: [],
+    });
+  });
+
+  it('reads any other message as its one event', () => {
+    expect(toDeliveryOutcomes(event())).toEqual({
+      events: [toDeliveryOutcome(event())],
+      unprocessable: [],
+    });
+  });
+
+  it('leaves out an event no retry can help, and keeps the others', () => {
+    const decoded = toDeliveryOutcomes(batch([event({ id: '' }), event()]));
+
+    expect(decoded.events).toEqual([toDeliveryOutcome(event())]);
+    expect(decoded.unprocessable).toHaveLength(1);
+  });
+
+  it.each([
+    ['a batch with no event', batch([])],
+    ['a batch of malformed events', batch([event({ id: '' }), event({ type: 'message.opened' })])],
+    ['a malformed lone event', event({ id: '' })],
+  ])('refuses %s as unprocessable', (_case, message) => {
+    expect(() => toDeliveryOutcomes(message)).toThrow(UnprocessableMessageError);
   });
 });

@@ -1,6 +1,10 @@
 import { printable } from '@envoi/contracts-core';
-import { decodeDeliveryOutcomeEvent, type DeliveryOutcomeEvent } from '@envoi/contracts-delivery';
-import { UnprocessableMessageError } from '@envoi/shared-nats';
+import {
+  decodeDeliveryOutcomeEvent,
+  deliveryEventsOfMessage,
+  type DeliveryOutcomeEvent,
+} from '@envoi/contracts-delivery';
+import { type DecodedEvents, decodeEachEvent, UnprocessableMessageError } from '@envoi/shared-nats';
 
 import type { ReportedOutcome } from './status-machine';
 
@@ -42,4 +46,15 @@ export function toDeliveryOutcome(event: unknown): DeliveryOutcome {
     bounceClassification: data.bounce_classification ?? null,
   };
   return { eventId: id, type, messageId: data.id, accountId: data.account_id, reported };
+}
+
+/**
+ * The delivery events of one stream message (a `message.outcome_batch`'s, in order, or the
+ * message's own), each validated. A batch's events are of unrelated messages: one no retry can
+ * help is left out (with why), the others are applied.
+ */
+export function toDeliveryOutcomes(message: unknown): DecodedEvents<DeliveryOutcome> {
+  const carried = deliveryEventsOfMessage(message);
+  if (!carried.ok) throw new UnprocessableMessageError(carried.message);
+  return decodeEachEvent(carried.events, toDeliveryOutcome);
 }

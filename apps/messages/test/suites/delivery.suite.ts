@@ -26,6 +26,7 @@ import { pollUntil } from '@envoi/shared-testing';
 import {
   type EventTarget,
   handledUpTo,
+  outcomeBatch,
   outcomeEvent,
   type OutcomeOptions,
   publishOutcome,
@@ -421,6 +422,75 @@ export function deliverySuite(getApp: () => MessagesTestApp): void {
           delivery_attempts: [expect.objectContaining({ status: 'Deferred' }) as unknown],
         });
         await expect(processedEvents(target.id)).resolves.toBe(1);
+      });
+
+      it("applies an outcome batch's events each once, like the same events alone", async () => {
+        const [first, second] = [await accepted(), await accepted()];
+        const deferred = outcomeEvent(first, 'message.transient_error', {
+          status: 'Deferred',
+          time: minute(0),
+        });
+        const delivered = outcomeEvent(second, 'message.delivered', {
+          status: 'Delivered',
+          time: minute(0),
+        });
+        const batch = outcomeBatch([deferred, delivered]);
+
+        await handledUpTo(app, 'message.outcome_batch', await publishOutcome(app, batch));
+        await expect(read(first)).resolves.toMatchObject({ status: 'Deferred', num_attempts: 1 });
+        await expect(read(second)).resolves.toMatchObject({ status: 'Delivered', num_attempts: 1 });
+
+        // The batch republished where the stream cannot recognise it, and one of its events alone
+        // (published before batches): nothing applies twice. Then a later batch moves on.
+        await handledUpTo(
+          app,
+          'message.outcome_batch',
+          await publishOutcome(app, batch, randomUUID()),
+        );
+        await handledUpTo(app, 'message.transient_error', await publishOutcome(app, deferred));
+        const later = outcomeEvent(first, 'message.delivered', {
+          status: 'Delivered',
+          time: minute(5),
+          attempt: 2,
+        });
+        await handledUpTo(
+          app,
+          'message.outcome_batch',
+          await publishOutcome(app, outcomeBatch([later, delivered])),
+        );
+
+        await expect(read(first)).resolves.toMatchObject({
+          status: 'Delivered',
+          num_attempts: 2,
+          delivery_attempts: [
+            expect.objectContaining({ status: 'Deferred' }) as unknown,
+            expect.objectContaining({ status: 'Delivered' }) as unknown,
+          ],
+        });
+        await expect(read(second)).resolves.toMatchObject({ status: 'Delivered', num_attempts: 1 });
+        await expect(processedEvents(first.id)).resolves.toBe(2);
+        await expect(processedEvents(second.id)).resolves.toBe(1);
+      });
+
+      it('applies the other events of a batch when it cannot read one of them', async () => {
+        const [target, other] = [await accepted(), await accepted()];
+        const delivered = outcomeEvent(target, 'message.delivered', {
+          status: 'Delivered',
+          time: minute(0),
+        });
+        const unreadable = outcomeEvent(other, 'message.delivered', {
+          status: 'Bounced',
+          time: minute(0),
+        });
+
+        await handledUpTo(
+          app,
+          'message.outcome_batch',
+          await publishOutcome(app, outcomeBatch([unreadable, delivered])),
+        );
+
+        await expect(read(target)).resolves.toMatchObject({ status: 'Delivered' });
+        await expect(processedEvents(other.id)).resolves.toBe(0);
       });
 
       it('lets an asynchronous bounce follow a delivery, keeping delivered_at', async () => {

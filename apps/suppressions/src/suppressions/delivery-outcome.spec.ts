@@ -1,7 +1,11 @@
 import { REASON_MAX } from '@envoi/contracts-suppressions';
 import { UnprocessableMessageError } from '@envoi/shared-nats';
 
-import { suppressesNothing, toSuppressionDecision } from './delivery-outcome';
+import {
+  suppressesNothing,
+  toSuppressionDecision,
+  toSuppressionDecisions,
+} from './delivery-outcome';
 
 const ACCOUNT_ID = '5f0c6f7e-1d2b-4c3a-9e8f-0a1b2c3d4e5f';
 
@@ -254,5 +258,61 @@ describe('suppressesNothing', () => {
 
     expect(suppressesNothing(inside.subarray(9))).toBe(true);
     expect(suppressesNothing(inside.subarray(0, 20))).toBe(false);
+  });
+});
+
+describe('toSuppressionDecisions', () => {
+  const batch = (events: unknown[]) => ({
+    id: 'batch-1',
+    type: 'message.outcome_batch',
+    timestamp: '2030-01-01T00:00:02Z',
+    data: { events },
+  });
+  const delivered = event(
+    { id: 'event-2', type: 'message.delivered' },
+    { event: 'on_delivered', status: 'Delivered', bounce_classification: undefined },
+  );
+
+  it("decides on an outcome batch's events in order, each as if it came alone", () => {
+    const decoded = toSuppressionDecisions(batch([delivered, event()]));
+
+    expect(decoded).toEqual({
+      events: [toSuppressionDecision(delivered), toSuppressionDecision(event())],
+      unprocessable: [],
+    });
+    expect(
+      decoded.events.map(({ eventId, suppressions }) => [eventId, suppressions.length]),
+    ).toEqual([
+      ['event-2', 0],
+      ['event-1', 1],
+    ]);
+  });
+
+  it('decides on any other message as its one event', () => {
+    expect(toSuppressionDecisions(event())).toEqual({
+      events: [toSuppressionDecision(event())],
+      unprocessable: [],
+    });
+  });
+
+  it('leaves out an event no retry can help, and decides on the others', () => {
+    const decoded = toSuppressionDecisions(batch([event({ id: 42 }), event()]));
+
+    expect(decoded.events).toEqual([toSuppressionDecision(event())]);
+    expect(decoded.unprocessable).toEqual([expect.stringContaining('42') as unknown]);
+  });
+
+  it('refuses a batch with no event, or none it can read, as unprocessable', () => {
+    expect(() => toSuppressionDecisions(batch([]))).toThrow(UnprocessableMessageError);
+    expect(() => toSuppressionDecisions(batch([event({ id: 42 })]))).toThrow(
+      UnprocessableMessageError,
+    );
+    expect(() => toSuppressionDecisions(event({ id: 42 }))).toThrow(UnprocessableMessageError);
+  });
+
+  it('reads a batch of deliveries and deferrals unparsed, not one with a bounce', () => {
+    const bytes = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
+    expect(suppressesNothing(bytes(batch([delivered, delivered])))).toBe(true);
+    expect(suppressesNothing(bytes(batch([delivered, event()])))).toBe(false);
   });
 });

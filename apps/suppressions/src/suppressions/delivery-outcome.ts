@@ -1,11 +1,12 @@
 import { isHostname, normalizeDomainName, printable } from '@envoi/contracts-core';
 import {
   decodeDeliveryOutcomeEvent,
+  deliveryEventsOfMessage,
   type DeliveryOutcomeData,
   type RecipientOutcomeData,
 } from '@envoi/contracts-delivery';
 import { isSuppressibleEmail, normalizeEmail, REASON_MAX } from '@envoi/contracts-suppressions';
-import { UnprocessableMessageError } from '@envoi/shared-nats';
+import { type DecodedEvents, decodeEachEvent, UnprocessableMessageError } from '@envoi/shared-nats';
 
 /** The automatic suppression an event asks for. */
 export interface AutomaticSuppression {
@@ -116,4 +117,15 @@ export function toSuppressionDecision(event: unknown): SuppressionDecision {
     }
   }
   return decision;
+}
+
+/**
+ * What the delivery events of one stream message (a `message.outcome_batch`'s, in order, or the
+ * message's own) mean for the suppression list, each as toSuppressionDecision says. A batch's
+ * events are of unrelated messages: one no retry can help is left out (with why).
+ */
+export function toSuppressionDecisions(message: unknown): DecodedEvents<SuppressionDecision> {
+  const carried = deliveryEventsOfMessage(message);
+  if (!carried.ok) throw new UnprocessableMessageError(carried.message);
+  return decodeEachEvent(carried.events, toSuppressionDecision);
 }

@@ -4,6 +4,7 @@ import { EVENTS_STREAM, type StreamSubject } from '@envoi/contracts-core';
 import {
   type BounceClassification,
   ComplaintStreamSubjects,
+  type DeliveryOutcomeBatchEvent,
   DeliveryStreamSubjects,
   type MessageBouncedEvent,
   type MessageComplaintEvent,
@@ -401,6 +402,60 @@ export function automaticSuite(getApp: () => SuppressionsTestApp): void {
           [malformed.id],
         ),
       ).resolves.toEqual([{ durable: 'suppressions-message-bounced' }]);
+    });
+
+    it("handles an outcome batch's events each once, as if each came alone", async () => {
+      const accountId = newAccountId();
+      const bounced = { ...newDelivery(), accountId };
+      const failed = { ...bounced, recipient: uniqueEmail() };
+      const deliveredTo = { ...bounced, recipient: uniqueEmail() };
+      const delivered: MessageDeliveredEvent = {
+        ...outcome(deliveredTo, 'message.bounced', 'Bounced'),
+        type: 'message.delivered',
+      };
+      delivered.data = {
+        ...delivered.data,
+        event: 'on_delivered',
+        status: 'Delivered',
+        recipients: [
+          { email: deliveredTo.recipient, result: 'delivered', remote_host: '', reply: '250 ok' },
+        ],
+      };
+      const batch: DeliveryOutcomeBatchEvent = {
+        id: randomUUID(),
+        type: 'message.outcome_batch',
+        timestamp: new Date().toISOString(),
+        data: {
+          events: [
+            delivered,
+            outcome(bounced, 'message.bounced', 'Bounced', { bounce: 'hard' }),
+            outcome(failed, 'message.failed', 'Failed', { attempt: 3 }),
+          ],
+        },
+      };
+      const publishBatch = async (msgId: string) => {
+        const subject = DeliveryStreamSubjects.outcomeBatch;
+        const ack = await app.connection
+          .jetstream()
+          .publish(subject.name, Buffer.from(JSON.stringify(batch)), { msgID: msgId });
+        await acknowledged(subject, ack.seq);
+      };
+
+      await publishBatch(batch.id);
+      // A republication the stream cannot recognise (after its duplicate window).
+      await publishBatch(randomUUID());
+
+      const page = await list(accountId);
+      expect(page.data.map(({ email, reason }) => [email, reason]).sort()).toEqual(
+        [
+          [bounced.recipient, 'Hard bounce (mx.example.test): 550 5.1.1 no such user'],
+          [failed.recipient, 'Repeated delivery failures (mx.example.test): 451 4.4.1 timed out'],
+        ].sort(),
+      );
+      const events = await createdEvents(accountId);
+      expect(events.map((event) => event.data.recipient).sort()).toEqual(
+        [bounced.recipient, failed.recipient].sort(),
+      );
     });
 
     it('replaces an expired suppression of the address and domain', async () => {

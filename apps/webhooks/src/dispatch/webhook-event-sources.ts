@@ -67,12 +67,27 @@ export const WEBHOOK_EVENT_SOURCES: Readonly<Record<WebhookEventType, WebhookEve
     domainOf: (data) =>
       domainOfAddress(data['direction'] === 'inbound' ? data['recipient'] : data['from']),
   },
-  'message.delivered': messageEvent([DeliveryStreamSubjects.delivered]),
-  'message.transient_error': messageEvent([DeliveryStreamSubjects.transientError]),
-  'message.failed': messageEvent([DeliveryStreamSubjects.failed]),
-  'message.bounced': messageEvent([DeliveryStreamSubjects.bounced]),
+  // Delivery outcomes come in batches of any of these types (events published one by one before
+  // batches, or by a takeover, on each type's own subject).
+  'message.delivered': messageEvent([
+    DeliveryStreamSubjects.outcomeBatch,
+    DeliveryStreamSubjects.delivered,
+  ]),
+  'message.transient_error': messageEvent([
+    DeliveryStreamSubjects.outcomeBatch,
+    DeliveryStreamSubjects.transientError,
+  ]),
+  'message.failed': messageEvent([
+    DeliveryStreamSubjects.outcomeBatch,
+    DeliveryStreamSubjects.failed,
+  ]),
+  'message.bounced': messageEvent([
+    DeliveryStreamSubjects.outcomeBatch,
+    DeliveryStreamSubjects.bounced,
+  ]),
   // Found suppressed by a delivery attempt, or already at accept (then nothing is stored).
   'message.suppressed': messageEvent([
+    DeliveryStreamSubjects.outcomeBatch,
     DeliveryStreamSubjects.suppressed,
     MessagesStreamSubjects.suppressedAtAccept,
   ]),
@@ -99,7 +114,7 @@ export const WEBHOOK_EVENT_SOURCES: Readonly<Record<WebhookEventType, WebhookEve
 
 /**
  * The durable consumer of each subject: `webhooks-<entity>-<event>` from
- * `events.<entity>.<event>.v<N>` (one filter subject each).
+ * `events.<entity>.<event>.v<N>` (one filter subject each; a subject several types list, once).
  */
 export const WEBHOOK_EVENT_DURABLES: Readonly<Record<string, StreamSubject<unknown>>> =
   Object.fromEntries(

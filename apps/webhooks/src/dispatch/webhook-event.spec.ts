@@ -179,6 +179,63 @@ describe('decodeWebhookEvents', () => {
     ]);
   });
 
+  it('reads an outcome batch as its events, of any types, each as if it came alone', () => {
+    const delivered = {
+      id: 'o-1',
+      type: 'message.delivered',
+      timestamp: '2026-05-06T09:49:17Z',
+      data: MESSAGE,
+    };
+    const bounced = {
+      id: 'o-2',
+      type: 'message.bounced',
+      timestamp: '2026-05-06T09:49:18Z',
+      data: { ...MESSAGE, event: 'on_bounced' },
+    };
+    const events = decodeWebhookEvents({
+      id: 'batch-3',
+      type: 'message.outcome_batch',
+      timestamp: '2026-05-06T09:49:18Z',
+      data: { events: [delivered, bounced] },
+    });
+    expect(events).toEqual([decodeWebhookEvent(delivered), decodeWebhookEvent(bounced)]);
+    expect(events.map((event) => [event.id, event.type])).toEqual([
+      ['o-1', 'message.delivered'],
+      ['o-2', 'message.bounced'],
+    ]);
+  });
+
+  it('leaves out an event of an outcome batch no retry can help, and reads the others', () => {
+    const delivered = {
+      id: 'o-4',
+      type: 'message.delivered',
+      timestamp: '2026-05-06T09:49:17Z',
+      data: MESSAGE,
+    };
+    const events = decodeWebhookEvents({
+      id: 'batch-5',
+      type: 'message.outcome_batch',
+      timestamp: '2026-05-06T09:49:18Z',
+      data: { events: [{ id: 'o-5', type: 'message.delivered' }, delivered] },
+    });
+    expect(events).toEqual([decodeWebhookEvent(delivered)]);
+  });
+
+  it.each([
+    ['without events', {}],
+    ['with no event', { events: [] }],
+    ['with no event it can read', { events: [{ id: 'o-3', type: 'message.delivered' }] }],
+  ])('refuses an outcome batch %s as unprocessable', (_case, data) => {
+    expect(() =>
+      decodeWebhookEvents({
+        id: 'batch-4',
+        type: 'message.outcome_batch',
+        timestamp: '2026-05-06T09:49:16Z',
+        data,
+      }),
+    ).toThrow(UnprocessableMessageError);
+  });
+
   it('reads any other message as its one event', () => {
     const event = reception('r-3', 'three@example.net');
     expect(decodeWebhookEvents(event)).toEqual([decodeWebhookEvent(event)]);
@@ -268,8 +325,11 @@ describe('the payload', () => {
     ]);
   });
 
-  it('has one durable consumer per subject, two for message.suppressed and three for message.reception', () => {
-    expect(Object.keys(WEBHOOK_EVENT_DURABLES)).toHaveLength(13);
+  it('has one durable consumer per subject, the outcome batch one for all the delivery types', () => {
+    expect(Object.keys(WEBHOOK_EVENT_DURABLES)).toHaveLength(14);
+    expect(WEBHOOK_EVENT_DURABLES['webhooks-message-outcome-batch']?.name).toBe(
+      'events.message.outcome_batch.v1',
+    );
     expect(WEBHOOK_EVENT_DURABLES['webhooks-message-reception-batch']?.name).toBe(
       'events.message.reception_batch.v1',
     );

@@ -1,6 +1,8 @@
+import type { DeliveryOutcomeBatchEvent } from '@envoi/contracts-delivery';
 import type { MessageReceptionBatchEvent } from '@envoi/contracts-messages';
 import type { WebhookEventFlag, WebhookEventType } from '@envoi/contracts-webhooks';
-import { UnprocessableMessageError } from '@envoi/shared-nats';
+import { decodeEachEvent, UnprocessableMessageError } from '@envoi/shared-nats';
+import { Logger } from '@nestjs/common';
 
 import {
   flagOf,
@@ -26,7 +28,10 @@ export interface WebhookEvent {
   missing: string[];
 }
 
+/** The stream events that carry several events in `data.events`. */
 const RECEPTION_BATCH_TYPE: MessageReceptionBatchEvent['type'] = 'message.reception_batch';
+const OUTCOME_BATCH_TYPE: DeliveryOutcomeBatchEvent['type'] = 'message.outcome_batch';
+const logger = new Logger('WebhookEvents');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -34,20 +39,28 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * The events a stream message carries: the events of a `message.reception_batch` (each as if it
- * came alone on `message.reception`), or the message's own event. Throws for a message no retry
- * can help; a batch's events come from one send's commit, so one bad event spoils them all.
+ * The events a stream message carries: the events of a batch (`message.reception_batch`, a send's
+ * receptions; `message.outcome_batch`, the delivery outcomes recorded together), each as if it
+ * came alone on its type's subject, or the message's own event. Throws for a message no retry can
+ * help. A reception batch's events come from one send's commit, so one bad event spoils them all;
+ * an outcome batch's are of unrelated messages, so one no retry can help is logged and left out.
  */
 export function decodeWebhookEvents(payload: unknown): WebhookEvent[] {
-  if (!isRecord(payload) || payload['type'] !== RECEPTION_BATCH_TYPE) {
+  const type = isRecord(payload) ? payload['type'] : undefined;
+  if (!isRecord(payload) || (type !== RECEPTION_BATCH_TYPE && type !== OUTCOME_BATCH_TYPE)) {
     return [decodeWebhookEvent(payload)];
   }
   const data = payload['data'];
   const events = isRecord(data) ? data['events'] : undefined;
   if (!Array.isArray(events) || events.length === 0) {
-    throw new UnprocessableMessageError('the reception batch has no events');
+    throw new UnprocessableMessageError(`the ${String(type)} has no events`);
   }
-  return events.map((event) => decodeWebhookEvent(event));
+  if (type === RECEPTION_BATCH_TYPE) return events.map((event) => decodeWebhookEvent(event));
+  const decoded = decodeEachEvent(events, decodeWebhookEvent);
+  for (const reason of decoded.unprocessable) {
+    logger.error(`outcome batch ${String(payload['id'])}: an event left out: ${reason}`);
+  }
+  return decoded.events;
 }
 
 /** Turns a stream event's envelope into a WebhookEvent; throws for one no retry can help. */

@@ -89,6 +89,27 @@ export type DeliveryOutcomeEvent =
   | MessageBouncedEvent
   | MessageSuppressedEvent;
 
+/** `data` of `message.outcome_batch`: the outcome events of attempts recorded together. */
+export interface DeliveryOutcomeBatchData {
+  /**
+   * Each as it would be published alone on its type's subject, its own id included (a webhook's
+   * `webhook-id`); of any types, messages and accounts.
+   */
+  events: DeliveryOutcomeEvent[];
+}
+export type DeliveryOutcomeBatchEvent = StreamEvent<
+  'message.outcome_batch',
+  DeliveryOutcomeBatchData
+>;
+
+/** The most events one `message.outcome_batch` stream message carries. */
+export const OUTCOME_BATCH_MAX_EVENTS = 100;
+/**
+ * The most bytes one `message.outcome_batch` is estimated to take (its events' strings counted
+ * at their worst-case JSON escape), far below the stream's 1 MB messages.
+ */
+export const OUTCOME_BATCH_MAX_BYTES = 256 * 1024;
+
 /**
  * Durable outcome events on the EVENTS stream, published through the delivery service's outbox
  * (Nats-Msg-Id = event id). The messages service moves statuses from them, the suppressions
@@ -100,4 +121,11 @@ export const DeliveryStreamSubjects = {
   failed: streamSubject<MessageFailedEvent>('events.message.failed.v1'),
   bounced: streamSubject<MessageBouncedEvent>('events.message.bounced.v1'),
   suppressed: streamSubject<MessageSuppressedEvent>('events.message.suppressed.v1'),
+  /**
+   * The outcome events of the attempts one statement recorded, up to OUTCOME_BATCH_MAX_EVENTS
+   * per stream message: how the delivery service announces them (the relay and the stream carry
+   * one message, not one per attempt). Consumers read each event as if it came on its type's
+   * subject, which stays consumed (events published one by one, before batches or by takeovers).
+   */
+  outcomeBatch: streamSubject<DeliveryOutcomeBatchEvent>('events.message.outcome_batch.v1'),
 } as const;

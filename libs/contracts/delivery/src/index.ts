@@ -1,3 +1,4 @@
 export * from './complaints';
 export * from './events';
+export * from './outcome-batch';
 export * from './outcome-payload';

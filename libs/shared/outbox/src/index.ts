@@ -1,3 +1,4 @@
+export * from './bounded-batches';
 export * from './dead-letters';
 export * from './event-stream';
 export * from './inbox';

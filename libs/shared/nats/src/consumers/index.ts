@@ -1,3 +1,4 @@
+export * from './batch-events';
 export * from './contract-decoder';
 export * from './dead-letters';
 export * from './handler-check';

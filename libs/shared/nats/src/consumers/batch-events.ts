@@ -1,0 +1,52 @@
+import { runInTraceContext } from '@envoi/shared-observability';
+import type { Logger } from '@nestjs/common';
+
+import { type StreamItem, UnprocessableMessageError } from '../jetstream-consumer';
+
+/** The events of one stream message a batch decoder could read, and why it left out the others. */
+export interface DecodedEvents<E> {
+  events: E[];
+  /** Why each event no retry can help was left out, in order. */
+  unprocessable: string[];
+}
+
+/**
+ * Decodes each event one stream message carries (a batch of events of unrelated messages, or a
+ * lone event), so that an event no retry can help holds back none of the others: it is left
+ * out, with why. The message is unprocessable as a whole only when none of its events decodes
+ * (a lone event's own error then).
+ */
+export function decodeEachEvent<E>(
+  events: readonly unknown[],
+  decode: (event: unknown) => E,
+): DecodedEvents<E> {
+  const decoded: DecodedEvents<E> = { events: [], unprocessable: [] };
+  for (const event of events) {
+    try {
+      decoded.events.push(decode(event));
+    } catch (error) {
+      if (!(error instanceof UnprocessableMessageError)) throw error;
+      decoded.unprocessable.push(error.message);
+    }
+  }
+  if (decoded.events.length === 0) {
+    throw new UnprocessableMessageError(decoded.unprocessable.join('; '));
+  }
+  return decoded;
+}
+
+/** Logs, in each message's trace context, every event its batch decoder left out, and why. */
+export function logLeftOutEvents(
+  items: ReadonlyArray<StreamItem<DecodedEvents<unknown>>>,
+  logger: Pick<Logger, 'error'>,
+): void {
+  for (const { event, delivery } of items) {
+    for (const reason of event.unprocessable) {
+      runInTraceContext(delivery.trace, () =>
+        logger.error(
+          `${delivery.subject} #${delivery.streamSequence}: an event left out: ${reason}`,
+        ),
+      );
+    }
+  }
+}
