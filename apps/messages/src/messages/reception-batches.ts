@@ -5,7 +5,7 @@ import {
   MessagesStreamSubjects,
   RECEPTION_BATCH_MAX_EVENTS,
 } from '@envoi/contracts-messages';
-import { type OutboxEntry, outboxEntry } from '@envoi/shared-outbox';
+import { boundedBatches, type OutboxEntry, outboxEntry } from '@envoi/shared-outbox';
 
 /**
  * A batch's size estimate at most: its events' text at six bytes a character (JSON's `\uXXXX`
@@ -18,31 +18,6 @@ function estimatedBytes({ data }: MessageReceptionEvent): number {
   const text =
     data.from.length + data.recipient.length + data.subject.length + data.message_id_header.length;
   return EVENT_FIXED_BYTES + 6 * text;
-}
-
-/**
- * One account's events in batches of RECEPTION_BATCH_MAX_EVENTS at most, fewer when their text is
- * long, in order.
- */
-function batchesOf(events: readonly MessageReceptionEvent[]): MessageReceptionEvent[][] {
-  const batches: MessageReceptionEvent[][] = [];
-  let current: MessageReceptionEvent[] = [];
-  let currentBytes = 0;
-  for (const event of events) {
-    const bytes = estimatedBytes(event);
-    const full =
-      current.length >= RECEPTION_BATCH_MAX_EVENTS ||
-      (current.length > 0 && currentBytes + bytes > BATCH_MAX_ESTIMATED_BYTES);
-    if (full) {
-      batches.push(current);
-      current = [];
-      currentBytes = 0;
-    }
-    current.push(event);
-    currentBytes += bytes;
-  }
-  if (current.length > 0) batches.push(current);
-  return batches;
 }
 
 /** The events by account, each account's in order, the accounts in the order they first come. */
@@ -64,7 +39,13 @@ function byAccount(events: readonly MessageReceptionEvent[]): MessageReceptionEv
  */
 export function receptionBatchEntries(events: readonly MessageReceptionEvent[]): OutboxEntry[] {
   return byAccount(events)
-    .flatMap(batchesOf)
+    .flatMap((own) =>
+      boundedBatches(
+        own,
+        { maxItems: RECEPTION_BATCH_MAX_EVENTS, maxBytes: BATCH_MAX_ESTIMATED_BYTES },
+        estimatedBytes,
+      ),
+    )
     .map((batch) => {
       const id = randomUUID();
       const [first] = batch;

@@ -39,11 +39,11 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * The events a stream message carries: the events of a batch (`message.reception_batch`, a send's
- * receptions; `message.outcome_batch`, the delivery outcomes recorded together), each as if it
- * came alone on its type's subject, or the message's own event. Throws for a message no retry can
- * help. A reception batch's events come from one send's commit, so one bad event spoils them all;
- * an outcome batch's are of unrelated messages, so one no retry can help is logged and left out.
+ * The events a stream message carries: the events of a batch (`message.reception_batch`, the
+ * receptions of sends committed together; `message.outcome_batch`, the delivery outcomes recorded
+ * together), each as if it came alone on its type's subject, or the message's own event. Throws
+ * for a message no retry can help; a batch's event no retry can help is logged and left out, so
+ * it holds back none of the others.
  */
 export function decodeWebhookEvents(payload: unknown): WebhookEvent[] {
   const type = isRecord(payload) ? payload['type'] : undefined;
@@ -55,10 +55,9 @@ export function decodeWebhookEvents(payload: unknown): WebhookEvent[] {
   if (!Array.isArray(events) || events.length === 0) {
     throw new UnprocessableMessageError(`the ${String(type)} has no events`);
   }
-  if (type === RECEPTION_BATCH_TYPE) return events.map((event) => decodeWebhookEvent(event));
   const decoded = decodeEachEvent(events, decodeWebhookEvent);
   for (const reason of decoded.unprocessable) {
-    logger.error(`outcome batch ${String(payload['id'])}: an event left out: ${reason}`);
+    logger.error(`${String(type)} ${String(payload['id'])}: an event left out: ${reason}`);
   }
   return decoded.events;
 }
