@@ -22,7 +22,7 @@ import { runBenchmark } from './bench-run';
 import { percentile, sendTrusted } from './load';
 import { cpuBetween, ProcessCpu } from './process-cpu';
 import { atLeast, below, targetLines, type TargetResult } from './targets';
-import { eventsPerBatchAt, outcomeBatch } from './webhook-bench-batches';
+import { OUTCOME_EVENTS_PER_STREAM_MESSAGE, outcomeBatch } from './webhook-bench-batches';
 import {
   type BenchEndpoint,
   endpointsOf,
@@ -339,7 +339,7 @@ interface EnvoiFigures {
   databaseTransactionsPerEvent: number;
   stages: StageFigures[];
   attemptsPerDelivery: number;
-  /** Events per `message.outcome_batch` published (see eventsPerBatchAt). */
+  /** Events per `message.outcome_batch` published. */
   eventsPerStreamMessage: number;
 }
 
@@ -396,24 +396,20 @@ async function stageFigures(
   };
 }
 
+/** Warms Envoi up with events one per stream message, as a replica's first outcomes come. */
+async function warmUpEnvoi(context: Context, nats: NatsConnection): Promise<void> {
+  const warm = await publishAtFullSpeed(nats, context, SETTINGS.envoiWarmupEvents, 1);
+  await waitForDeliveries(context, expectedOf(context, warm), 'Envoi warm-up');
+}
+
+/** A measured run of `SETTINGS.events` events, `eventsPerStreamMessage` to a stream message. */
 async function runEnvoi(
   context: Context,
   nats: NatsConnection,
   database: WebhooksDatabase,
   cpu: ProcessCpu,
+  eventsPerStreamMessage: number,
 ): Promise<EnvoiFigures> {
-  // The warm-up in batches of one (the delivery service's at a low rate); the measured run in
-  // batches of the size the warm-up's rate of events makes.
-  const warm = await publishAtFullSpeed(nats, context, SETTINGS.envoiWarmupEvents, 1);
-  const warmExpected = expectedOf(context, warm);
-  await waitForDeliveries(context, warmExpected, 'Envoi warm-up');
-  const warmArrivals = arrivalTimes(context.receipts, warmExpected);
-  const warmEventsPerSecond =
-    (arrivalsPerSecond(warmArrivals) * warm.length) / Math.max(1, warmArrivals.length);
-  const eventsPerStreamMessage = eventsPerBatchAt(warmEventsPerSecond);
-  context.log(
-    `Envoi: ${integer(warmEventsPerSecond)} events/s in the warm-up: ${eventsPerStreamMessage} events per message.outcome_batch`,
-  );
   const cpuBefore = cpu.snapshot();
   const transactionsBefore = await database.transactions();
   const started = performance.now();
@@ -457,7 +453,7 @@ interface LatencyFigures extends DeliveryLatencies {
   ratePerSecond: number;
   events: number;
   stages: StageFigures[];
-  /** Events per `message.outcome_batch` published (see eventsPerBatchAt). */
+  /** Events per `message.outcome_batch` published. */
   eventsPerStreamMessage: number;
 }
 
@@ -469,7 +465,7 @@ async function runHalfRate(
 ): Promise<LatencyFigures> {
   const ratePerSecond = Math.max(1, Math.floor(peakEventsPerSecond / 2));
   const events = Math.max(10, Math.round(ratePerSecond * SETTINGS.halfRateSeconds));
-  const eventsPerStreamMessage = eventsPerBatchAt(ratePerSecond);
+  const eventsPerStreamMessage = OUTCOME_EVENTS_PER_STREAM_MESSAGE;
   context.log(
     `latency: publishing ${integer(events)} events at ${integer(ratePerSecond)} events/s, ${eventsPerStreamMessage} per message.outcome_batch`,
   );
@@ -516,7 +512,12 @@ function breakdown(envoi: EnvoiFigures, bare: BareRound[], latency: LatencyFigur
   ];
 }
 
-function printReport(envoi: EnvoiFigures, bare: BareRound[], latency: LatencyFigures): void {
+function printReport(
+  envoi: EnvoiFigures,
+  single: EnvoiFigures,
+  bare: BareRound[],
+  latency: LatencyFigures,
+): void {
   console.log(
     `\nWebhooks: ${integer(SETTINGS.events)} message.delivered events per run (to Envoi in message.outcome_batch stream messages of ${envoi.eventsPerStreamMessage}, at half the peak of ${latency.eventsPerStreamMessage}), each to 2 of ${SETTINGS.scopedDomains + 1} endpoints (1 global + 1 scoped of ${SETTINGS.scopedDomains}), HTTPS keep-alive to a loopback receiver; rates from the first to the last arrival`,
   );
@@ -525,9 +526,14 @@ function printReport(envoi: EnvoiFigures, bare: BareRound[], latency: LatencyFig
       `  bare signed POST loop (round ${round.round})  ${integer(round.eventsPerSecond).padStart(7)} events/s  ${integer(round.deliveriesPerSecond).padStart(7)} deliveries/s`,
     );
   }
-  console.log(
-    `  Envoi: EVENTS → fan-out → worker        ${integer(envoi.eventsPerSecond).padStart(7)} events/s  ${integer(envoi.deliveriesPerSecond).padStart(7)} deliveries/s  (first publish → last arrival: ${integer(envoi.endToEndEventsPerSecond)} events/s; published in ${fixed(envoi.publishSeconds, 2)} s)`,
-  );
+  for (const [label, run] of [
+    [`${envoi.eventsPerStreamMessage} events per stream message`, envoi],
+    ['1 event per stream message', single],
+  ] as const) {
+    console.log(
+      `  Envoi, ${label}: EVENTS → fan-out → worker  ${integer(run.eventsPerSecond).padStart(7)} events/s  ${integer(run.deliveriesPerSecond).padStart(7)} deliveries/s  (first publish → last arrival: ${integer(run.endToEndEventsPerSecond)} events/s; published in ${fixed(run.publishSeconds, 2)} s)`,
+    );
+  }
   console.log(
     `\nLatency at half of the peak (${integer(latency.ratePerSecond)} events/s, open loop, ${integer(latency.expected)} deliveries): published → at the receiver p50 ${integer(latency.p50Ms)} ms, p99 ${integer(latency.p99Ms)} ms, max ${integer(latency.maxMs)} ms`,
   );
@@ -604,14 +610,17 @@ runBenchmark('webhooks-throughput', async ({ root, dataDir, stoppers, signal, lo
   );
   log(`${endpoints.length} endpoints, ${concurrency} calls in flight at most (both blocks)`);
   const bareRounds = [await runBare(context, bare, concurrency, tls.cert, 1)];
-  const envoi = await runEnvoi(context, nats, database, cpu);
+  await warmUpEnvoi(context, nats);
+  const single = await runEnvoi(context, nats, database, cpu, 1);
+  log(`Envoi, 1 event per stream message: ${integer(single.eventsPerSecond)} events/s`);
+  const envoi = await runEnvoi(context, nats, database, cpu, OUTCOME_EVENTS_PER_STREAM_MESSAGE);
   log(
     `Envoi: ${integer(envoi.eventsPerSecond)} events/s = ${integer(envoi.deliveriesPerSecond)} deliveries/s`,
   );
   bareRounds.push(await runBare(context, bare, concurrency, tls.cert, 2));
   const latency = await runHalfRate(context, nats, database, envoi.eventsPerSecond);
 
-  printReport(envoi, bareRounds, latency);
+  printReport(envoi, single, bareRounds, latency);
   const targets = webhookTargets(envoi, bareRounds, latency);
   for (const line of targetLines(targets, 15)) console.log(line);
   const problems = [
@@ -626,6 +635,7 @@ runBenchmark('webhooks-throughput', async ({ root, dataDir, stoppers, signal, lo
       settings: { ...SETTINGS, concurrency, endpoints: endpoints.length },
       bare: bareRounds,
       envoi,
+      envoiOneEventPerStreamMessage: single,
       latency,
       duplicates: receiver.receipts.duplicates,
       targets,
