@@ -36,8 +36,8 @@ export const SUPPRESSING_EVENT_DURABLES: ReadonlyArray<[string, StreamSubject<un
  * The events that arrived together (up to EVENTS_BATCH) are handled in one transaction; should a
  * batch fail, each event comes back on its own (a malformed one becomes a dead letter alone).
  * A stream message may carry several events (a `message.outcome_batch`; one of them no retry can
- * help is logged and left out). One whose payload names
- * no bounced or failed recipient (suppressesNothing: most of them) is acknowledged unread.
+ * help is logged and left out). One whose payload names no bounced or failed recipient
+ * (suppressesNothing: most of them) is acknowledged unread.
  */
 @Injectable()
 export class DeliveryEventsController {
