@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 
 import { DELIVERY_STREAM, EVENTS_STREAM } from '@envoi/contracts-core';
-import { deliveryEventsOfMessage, type DeliveryOutcomeEvent } from '@envoi/contracts-delivery';
+import { type DeliveryOutcomeEvent, OUTCOME_BATCH_TYPE } from '@envoi/contracts-delivery';
 import { type DomainRecord, DomainsSubjects } from '@envoi/contracts-domains';
 import {
   type DeliveryBatchJob,
@@ -17,6 +17,7 @@ import { loadConfig } from '@envoi/shared-config';
 import {
   configureServiceTransport,
   connectNats,
+  decodeCarriedEvents,
   decodePacket,
   encodePacket,
   natsMicroserviceOptions,
@@ -108,8 +109,12 @@ export class EventCollector {
 
   /** A stream message's events: a batch's, in order, or its own. */
   private take(message: JsMsg): void {
-    const carried = deliveryEventsOfMessage(message.json<unknown>());
-    if (carried.ok) this.events.push(...(carried.events as DeliveryOutcomeEvent[]));
+    const carried = decodeCarriedEvents(
+      message.json<unknown>(),
+      [OUTCOME_BATCH_TYPE],
+      (event) => event as DeliveryOutcomeEvent,
+    );
+    this.events.push(...carried.events);
     message.ack();
   }
 }

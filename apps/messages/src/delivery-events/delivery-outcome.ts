@@ -1,10 +1,14 @@
 import { printable } from '@envoi/contracts-core';
 import {
   decodeDeliveryOutcomeEvent,
-  deliveryEventsOfMessage,
   type DeliveryOutcomeEvent,
+  OUTCOME_BATCH_TYPE,
 } from '@envoi/contracts-delivery';
-import { type DecodedEvents, decodeEachEvent, UnprocessableMessageError } from '@envoi/shared-nats';
+import {
+  decodeCarriedEvents,
+  type DecodedEvents,
+  UnprocessableMessageError,
+} from '@envoi/shared-nats';
 
 import type { ReportedOutcome } from './status-machine';
 
@@ -54,7 +58,5 @@ export function toDeliveryOutcome(event: unknown): DeliveryOutcome {
  * help is left out (with why), the others are applied.
  */
 export function toDeliveryOutcomes(message: unknown): DecodedEvents<DeliveryOutcome> {
-  const carried = deliveryEventsOfMessage(message);
-  if (!carried.ok) throw new UnprocessableMessageError(carried.message);
-  return decodeEachEvent(carried.events, toDeliveryOutcome);
+  return decodeCarriedEvents(message, [OUTCOME_BATCH_TYPE], toDeliveryOutcome);
 }

@@ -1,12 +1,16 @@
 import { isHostname, normalizeDomainName, printable } from '@envoi/contracts-core';
 import {
   decodeDeliveryOutcomeEvent,
-  deliveryEventsOfMessage,
   type DeliveryOutcomeData,
+  OUTCOME_BATCH_TYPE,
   type RecipientOutcomeData,
 } from '@envoi/contracts-delivery';
 import { isSuppressibleEmail, normalizeEmail, REASON_MAX } from '@envoi/contracts-suppressions';
-import { type DecodedEvents, decodeEachEvent, UnprocessableMessageError } from '@envoi/shared-nats';
+import {
+  decodeCarriedEvents,
+  type DecodedEvents,
+  UnprocessableMessageError,
+} from '@envoi/shared-nats';
 
 /** The automatic suppression an event asks for. */
 export interface AutomaticSuppression {
@@ -125,7 +129,5 @@ export function toSuppressionDecision(event: unknown): SuppressionDecision {
  * events are of unrelated messages: one no retry can help is left out (with why).
  */
 export function toSuppressionDecisions(message: unknown): DecodedEvents<SuppressionDecision> {
-  const carried = deliveryEventsOfMessage(message);
-  if (!carried.ok) throw new UnprocessableMessageError(carried.message);
-  return decodeEachEvent(carried.events, toSuppressionDecision);
+  return decodeCarriedEvents(message, [OUTCOME_BATCH_TYPE], toSuppressionDecision);
 }

@@ -1,7 +1,7 @@
-import type { DeliveryOutcomeBatchEvent } from '@envoi/contracts-delivery';
+import { OUTCOME_BATCH_TYPE } from '@envoi/contracts-delivery';
 import type { MessageReceptionBatchEvent } from '@envoi/contracts-messages';
 import type { WebhookEventFlag, WebhookEventType } from '@envoi/contracts-webhooks';
-import { decodeEachEvent, UnprocessableMessageError } from '@envoi/shared-nats';
+import { decodeCarriedEvents, UnprocessableMessageError } from '@envoi/shared-nats';
 import { Logger } from '@nestjs/common';
 
 import {
@@ -30,7 +30,7 @@ export interface WebhookEvent {
 
 /** The stream events that carry several events in `data.events`. */
 const RECEPTION_BATCH_TYPE: MessageReceptionBatchEvent['type'] = 'message.reception_batch';
-const OUTCOME_BATCH_TYPE: DeliveryOutcomeBatchEvent['type'] = 'message.outcome_batch';
+const BATCH_TYPES = [RECEPTION_BATCH_TYPE, OUTCOME_BATCH_TYPE];
 const logger = new Logger('WebhookEvents');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -46,18 +46,11 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * it holds back none of the others.
  */
 export function decodeWebhookEvents(payload: unknown): WebhookEvent[] {
-  const type = isRecord(payload) ? payload['type'] : undefined;
-  if (!isRecord(payload) || (type !== RECEPTION_BATCH_TYPE && type !== OUTCOME_BATCH_TYPE)) {
-    return [decodeWebhookEvent(payload)];
-  }
-  const data = payload['data'];
-  const events = isRecord(data) ? data['events'] : undefined;
-  if (!Array.isArray(events) || events.length === 0) {
-    throw new UnprocessableMessageError(`the ${String(type)} has no events`);
-  }
-  const decoded = decodeEachEvent(events, decodeWebhookEvent);
+  const decoded = decodeCarriedEvents(payload, BATCH_TYPES, decodeWebhookEvent);
   for (const reason of decoded.unprocessable) {
-    logger.error(`${String(type)} ${String(payload['id'])}: an event left out: ${reason}`);
+    // Only a batch leaves events out (a lone event no retry can help throws): payload is a record.
+    const batch = isRecord(payload) ? `${String(payload['type'])} ${String(payload['id'])}` : '';
+    logger.error(`${batch}: an event left out: ${reason}`);
   }
   return decoded.events;
 }

@@ -35,6 +35,32 @@ export function decodeEachEvent<E>(
   return decoded;
 }
 
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Decodes the events one stream message carries: a batch's (a message whose `type` is one of
+ * `batchTypes`, its events in `data.events`, in order), each as decodeEachEvent does, or the
+ * message's own event. A batch without events is unprocessable.
+ */
+export function decodeCarriedEvents<E>(
+  payload: unknown,
+  batchTypes: readonly string[],
+  decode: (event: unknown) => E,
+): DecodedEvents<E> {
+  const type = isRecord(payload) ? payload['type'] : undefined;
+  if (!isRecord(payload) || typeof type !== 'string' || !batchTypes.includes(type)) {
+    return decodeEachEvent([payload], decode);
+  }
+  const data = payload['data'];
+  const events = isRecord(data) ? data['events'] : undefined;
+  if (!Array.isArray(events) || events.length === 0) {
+    throw new UnprocessableMessageError(`the ${type} has no events`);
+  }
+  return decodeEachEvent(events, decode);
+}
+
 /** Logs, in each message's trace context, every event its batch decoder left out, and why. */
 export function logLeftOutEvents(
   items: ReadonlyArray<StreamItem<DecodedEvents<unknown>>>,
